@@ -1,0 +1,224 @@
+// Package config reads every sqlbot setting from the environment into a plain,
+// validated struct.
+//
+// Load is the only place that knows variable names; it reports every problem
+// at once, each naming its variable and the value it expected. Only package
+// main imports config: the other packages receive plain values.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config holds every setting of SPEC §8. Pointer fields are nil when the
+// variable is unset, so that a policy file's `limits` apply unless the
+// environment overrides them.
+type Config struct {
+	DB     string `env:"SQLBOT_DB"`
+	Policy string `env:"SQLBOT_POLICY"`
+
+	QueryTimeout  *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
+	RowCap        *int           `env:"SQLBOT_ROW_CAP"`
+	MaxColumns    int            `env:"SQLBOT_MAX_COLUMNS" envDefault:"40"`
+	MaxValueBytes int            `env:"SQLBOT_MAX_VALUE_BYTES" envDefault:"1048576"`
+	MaxSteps      int            `env:"SQLBOT_MAX_STEPS" envDefault:"6"`
+
+	OpenAIBaseURL []string      `env:"OPENAI_BASE_URL" envSeparator:","`
+	OpenAIAPIKey  []string      `env:"OPENAI_API_KEY" envSeparator:","`
+	OpenAIModel   []string      `env:"OPENAI_MODEL" envSeparator:","`
+	ModelTimeout  time.Duration `env:"SQLBOT_MODEL_TIMEOUT" envDefault:"60s"`
+
+	SlackAppToken string `env:"SLACK_APP_TOKEN"`
+	SlackBotToken string `env:"SLACK_BOT_TOKEN"`
+	SlackAPIURL   string `env:"SLACK_API_URL" envDefault:"https://slack.com/api/"`
+	SlashCommand  string `env:"SQLBOT_SLASH_COMMAND" envDefault:"/sqlbot"`
+
+	RatePerMinute    int `env:"SQLBOT_RATE_PER_MINUTE" envDefault:"6"`
+	RatePerDay       int `env:"SQLBOT_RATE_PER_DAY" envDefault:"40"`
+	GlobalPerDay     int `env:"SQLBOT_GLOBAL_PER_DAY" envDefault:"600"`
+	MaxQuestionChars int `env:"SQLBOT_MAX_QUESTION_CHARS" envDefault:"500"`
+	MaxConcurrent    int `env:"SQLBOT_MAX_CONCURRENT" envDefault:"4"`
+
+	HTTPAddr  string `env:"SQLBOT_HTTP_ADDR"`
+	LogFormat string `env:"SQLBOT_LOG_FORMAT" envDefault:"text"`
+	LogLevel  string `env:"SQLBOT_LOG_LEVEL" envDefault:"info"`
+}
+
+// DefaultOpenAIBaseURL is used when OPENAI_API_KEY is set without OPENAI_BASE_URL.
+const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+
+// A Provider is one OpenAI-compatible endpoint, in the order they are tried.
+type Provider struct {
+	BaseURL, APIKey, Model string
+}
+
+// Load reads the settings from environ (os.Environ() in main, a literal map in
+// tests) and reports every problem at once, each naming its variable.
+func Load(environ map[string]string) (Config, error) {
+	c, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
+	if err != nil {
+		return Config{}, parseErrors(err, environ)
+	}
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s %s", name, fmt.Sprintf(format, args...)))
+	}
+	positive := map[string]int{
+		"SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
+		"SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
+		"SQLBOT_RATE_PER_DAY": c.RatePerDay, "SQLBOT_GLOBAL_PER_DAY": c.GlobalPerDay,
+		"SQLBOT_MAX_QUESTION_CHARS": c.MaxQuestionChars, "SQLBOT_MAX_CONCURRENT": c.MaxConcurrent,
+	}
+	if c.RowCap != nil {
+		positive["SQLBOT_ROW_CAP"] = *c.RowCap
+	}
+	for _, name := range sortedKeys(positive) {
+		if positive[name] <= 0 {
+			bad(name, "must be a whole number above 0, got %d", positive[name])
+		}
+	}
+	if c.QueryTimeout != nil && *c.QueryTimeout <= 0 {
+		bad("SQLBOT_QUERY_TIMEOUT", "must be a positive duration such as 5s, got %v", *c.QueryTimeout)
+	}
+	if c.ModelTimeout <= 0 {
+		bad("SQLBOT_MODEL_TIMEOUT", "must be a positive duration such as 60s, got %v", c.ModelTimeout)
+	}
+	if c.SlackAppToken != "" && !strings.HasPrefix(c.SlackAppToken, "xapp-") {
+		bad("SLACK_APP_TOKEN", "must start with xapp- (an app-level token with connections:write)")
+	}
+	if c.SlackBotToken != "" && !strings.HasPrefix(c.SlackBotToken, "xoxb-") {
+		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the bot user OAuth token)")
+	}
+	if !strings.HasPrefix(c.SlackAPIURL, "http://") && !strings.HasPrefix(c.SlackAPIURL, "https://") {
+		bad("SLACK_API_URL", "must be an http:// or https:// URL, got %q", c.SlackAPIURL)
+	} else if !strings.HasSuffix(c.SlackAPIURL, "/") {
+		c.SlackAPIURL += "/" // slack-go builds method URLs by concatenation
+	}
+	if !strings.HasPrefix(c.SlashCommand, "/") || strings.ContainsAny(c.SlashCommand, " \t") {
+		bad("SQLBOT_SLASH_COMMAND", "must look like /sqlbot, got %q", c.SlashCommand)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("SQLBOT_LOG_LEVEL", "must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	if _, err := c.Providers(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+// Providers zips OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL into the
+// providers to try, in order. Each list has either one entry (shared by all
+// providers) or as many as the longest. It returns no providers when neither a
+// URL nor a key is set: then only the recorded questions can be answered.
+func (c Config) Providers() ([]Provider, error) {
+	urls, keys, models := trimAll(c.OpenAIBaseURL), trimAll(c.OpenAIAPIKey), trimAll(c.OpenAIModel)
+	n := max(len(urls), len(keys))
+	if n == 0 {
+		return nil, nil
+	}
+	n = max(n, len(models))
+	if len(models) == 0 {
+		return nil, errors.New("config: OPENAI_MODEL must name the model to use (for example gpt-4o-mini, or llama3.1 on a local server)")
+	}
+	if len(urls) == 0 {
+		urls = []string{DefaultOpenAIBaseURL}
+	}
+	if len(keys) == 0 {
+		keys = []string{""} // local OpenAI-compatible servers often need no key
+	}
+	var errs []error
+	for name, l := range map[string][]string{"OPENAI_BASE_URL": urls, "OPENAI_API_KEY": keys, "OPENAI_MODEL": models} {
+		if len(l) != 1 && len(l) != n {
+			errs = append(errs, fmt.Errorf("config: %s has %d entries; give 1 or %d (one per provider)", name, len(l), n))
+		}
+	}
+	for _, u := range urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			errs = append(errs, fmt.Errorf("config: OPENAI_BASE_URL entry %q must be an http:// or https:// URL", u))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	ps := make([]Provider, n)
+	for i := range ps {
+		ps[i] = Provider{BaseURL: pick(urls, i), APIKey: pick(keys, i), Model: pick(models, i)}
+	}
+	return ps, nil
+}
+
+// RequireSlack reports the Slack settings that `serve` needs and lacks.
+func (c Config) RequireSlack() error {
+	var errs []error
+	if c.SlackAppToken == "" {
+		errs = append(errs, errors.New("config: SLACK_APP_TOKEN is not set (an xapp- app-level token with connections:write; see README, Slack set-up)"))
+	}
+	if c.SlackBotToken == "" {
+		errs = append(errs, errors.New("config: SLACK_BOT_TOKEN is not set (the xoxb- bot user OAuth token; see README, Slack set-up)"))
+	}
+	return errors.Join(errs...)
+}
+
+func pick(l []string, i int) string {
+	if len(l) == 1 {
+		return l[0]
+	}
+	return l[i]
+}
+
+func trimAll(l []string) []string {
+	var out []string
+	for _, s := range l {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
+
+// parseErrors rewrites env's parse errors, which name Go fields, into errors
+// that name the variable and the kind of value expected.
+func parseErrors(err error, environ map[string]string) error {
+	vars := map[string]string{}
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		vars[f.Name] = strings.Split(f.Tag.Get("env"), ",")[0]
+	}
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("config: %w", err)
+	}
+	var errs []error
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if !errors.As(e, &pe) {
+			errs = append(errs, fmt.Errorf("config: %w", e))
+			continue
+		}
+		want := "a valid value"
+		switch k := pe.Type; {
+		case k == reflect.TypeFor[time.Duration]() || k == reflect.TypeFor[*time.Duration]():
+			want = "a duration such as 5s or 1m30s"
+		case k.Kind() == reflect.Int || (k.Kind() == reflect.Pointer && k.Elem().Kind() == reflect.Int):
+			want = "a whole number"
+		}
+		errs = append(errs, fmt.Errorf("config: %s must be %s, got %q", vars[pe.Name], want, environ[vars[pe.Name]]))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sqlbot/config"
+)
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(map[string]string{})
+	if err != nil {
+		t.Fatalf("Load(empty): %v", err)
+	}
+	if c.RowCap != nil || c.QueryTimeout != nil {
+		t.Errorf("unset SQLBOT_ROW_CAP/SQLBOT_QUERY_TIMEOUT should be nil so the policy applies; got %v, %v", c.RowCap, c.QueryTimeout)
+	}
+	if c.MaxSteps != 6 || c.RatePerMinute != 6 || c.RatePerDay != 40 || c.GlobalPerDay != 600 || c.MaxQuestionChars != 500 || c.MaxConcurrent != 4 {
+		t.Errorf("defaults differ from SPEC §8: %+v", c)
+	}
+	if c.ModelTimeout != 60*time.Second || c.SlashCommand != "/sqlbot" || c.SlackAPIURL != "https://slack.com/api/" {
+		t.Errorf("defaults differ from SPEC §8: %+v", c)
+	}
+	if ps, err := c.Providers(); err != nil || len(ps) != 0 {
+		t.Errorf("Providers() with nothing set = %v, %v; want none", ps, err)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	c, err := config.Load(map[string]string{
+		"SQLBOT_ROW_CAP": "50", "SQLBOT_QUERY_TIMEOUT": "2s", "SLACK_API_URL": "http://127.0.0.1:9/api",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.RowCap != 50 || *c.QueryTimeout != 2*time.Second {
+		t.Errorf("got row cap %d, timeout %v", *c.RowCap, *c.QueryTimeout)
+	}
+	if c.SlackAPIURL != "http://127.0.0.1:9/api/" {
+		t.Errorf("SLACK_API_URL = %q, want a trailing slash added", c.SlackAPIURL)
+	}
+}
+
+// Every bad value is reported at once, each naming its variable.
+func TestErrorsNameTheVariable(t *testing.T) {
+	_, err := config.Load(map[string]string{
+		"SQLBOT_ROW_CAP": "lots", "SQLBOT_QUERY_TIMEOUT": "5 seconds",
+	})
+	if err == nil {
+		t.Fatal("Load accepted unparsable values")
+	}
+	for _, name := range []string{"SQLBOT_ROW_CAP", "SQLBOT_QUERY_TIMEOUT"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+	_, err = config.Load(map[string]string{
+		"SQLBOT_MAX_STEPS": "0", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
+		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_SLASH_COMMAND": "sqlbot",
+	})
+	if err == nil {
+		t.Fatal("Load accepted invalid values")
+	}
+	for _, name := range []string{"SQLBOT_MAX_STEPS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+}
+
+func TestProviders(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		want    []config.Provider
+		wantErr bool
+	}{
+		{map[string]string{"OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"},
+			[]config.Provider{{config.DefaultOpenAIBaseURL, "k", "m"}}, false},
+		{map[string]string{"OPENAI_BASE_URL": "http://a/v1, http://b/v1", "OPENAI_API_KEY": "k1,k2", "OPENAI_MODEL": "m"},
+			[]config.Provider{{"http://a/v1", "k1", "m"}, {"http://b/v1", "k2", "m"}}, false},
+		{map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "OPENAI_MODEL": "llama3.1"},
+			[]config.Provider{{"http://localhost:11434/v1", "", "llama3.1"}}, false},
+		{map[string]string{"OPENAI_API_KEY": "k"}, nil, true},                                                                         // no model
+		{map[string]string{"OPENAI_BASE_URL": "http://a,http://b,http://c", "OPENAI_API_KEY": "1,2", "OPENAI_MODEL": "m"}, nil, true}, // 3 vs 2
+		{map[string]string{"OPENAI_BASE_URL": "ftp://a", "OPENAI_MODEL": "m"}, nil, true},
+	}
+	for _, tt := range tests {
+		c, err := config.Load(tt.env)
+		if tt.wantErr {
+			if err == nil {
+				t.Errorf("Load(%v): no error, want one", tt.env)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Load(%v): %v", tt.env, err)
+			continue
+		}
+		got, _ := c.Providers()
+		if len(got) != len(tt.want) {
+			t.Errorf("Providers(%v) = %v, want %v", tt.env, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("Providers(%v)[%d] = %v, want %v", tt.env, i, got[i], tt.want[i])
+			}
+		}
+	}
+}
+
+func TestRequireSlack(t *testing.T) {
+	c, _ := config.Load(map[string]string{})
+	err := c.RequireSlack()
+	if err == nil || !strings.Contains(err.Error(), "SLACK_APP_TOKEN") || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN") {
+		t.Errorf("RequireSlack() = %v, want both variables named", err)
+	}
+	c, _ = config.Load(map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1"})
+	if err := c.RequireSlack(); err != nil {
+		t.Errorf("RequireSlack() with both tokens = %v", err)
+	}
+}
