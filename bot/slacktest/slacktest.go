@@ -1,0 +1,569 @@
+// Package slacktest is a local fake of Slack's Web API and Socket Mode, for
+// tests only, in the manner of net/http/httptest.
+//
+// NewServer starts it on 127.0.0.1. A test points the real slack-go client at
+// it (slack.OptionAPIURL(s.URL), slack.OptionAppLevelToken(s.AppToken())),
+// pushes events and slash commands into the Socket Mode connection, and reads
+// back, in order, what the bot acknowledged, posted, reacted and uploaded.
+//
+// The fake follows the wire protocol that slack-go v0.35.0 speaks and is as
+// strict as Slack where that matters to a bot: tokens are checked per method,
+// messages need text or blocks, Block Kit limits are enforced, reactions need
+// an existing message, uploads must be completed with the bytes they declared,
+// a response_url takes at most five posts, the socket must be pinged, and
+// `disconnect` is followed by a dropped TCP connection without a close frame.
+// Faults (Slack errors, HTTP 429 with Retry-After, other HTTP statuses) can be
+// injected per method.
+//
+// A Server is safe for concurrent use. Every goroutine it starts has ended when
+// Close returns; NewServer registers Close with t.Cleanup. Never import this
+// package from production code.
+package slacktest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Identities of the fake workspace and app.
+const (
+	appToken  = "xapp-1-test"
+	botToken  = "xoxb-test"
+	botUserID = "UBOT"
+	botID     = "BBOT"
+	teamID    = "T1"
+	appID     = "A1"
+
+	// verificationToken is the legacy token Slack still puts in payloads.
+	verificationToken = "verification-token"
+)
+
+// DefaultPingInterval is how often the fake pings a Socket Mode connection
+// unless PingInterval says otherwise. slack-go reconnects when it has seen no
+// ping for its own interval (30 s by default), so keep the fake's shorter.
+const DefaultPingInterval = 10 * time.Second
+
+// MaxRetries is how many times RedeliverUnacked redelivers one event, as Slack
+// does, before giving up.
+const MaxRetries = 3
+
+// ErrNotConnected is returned by Disconnect when no Socket Mode client is
+// connected.
+var ErrNotConnected = errors.New("slacktest: no socket mode connection")
+
+// ErrClosed is returned, wrapped, by calls that wait when the Server is closed
+// before they finish.
+var ErrClosed = errors.New("slacktest: server closed")
+
+// ErrUnknownEnvelope is returned by Redeliver for an envelope ID the Server
+// never sent as an events_api envelope.
+var ErrUnknownEnvelope = errors.New("slacktest: unknown envelope")
+
+// An Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	pingInterval   time.Duration
+	echo           bool
+	redeliverAfter time.Duration
+}
+
+// PingInterval sets how often the fake sends a WebSocket ping on each Socket
+// Mode connection (DefaultPingInterval if d <= 0). Tests that shorten
+// slack-go's socketmode.OptionPingInterval must shorten this one further.
+func PingInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.pingInterval = d
+		}
+	}
+}
+
+// EchoBotMessages makes the fake behave like Slack in direct messages: what
+// the bot posts into a DM channel (ID starting with "D") comes back to it as a
+// `message` event carrying bot_id and the bot's user ID, an update comes back
+// as a `message_changed` event, and a file shared into a DM as a
+// `file_share` message. Echoes are delivered asynchronously, after the Web API
+// call has answered, and counted in Sent.
+func EchoBotMessages(on bool) Option {
+	return func(c *config) { c.echo = on }
+}
+
+// RedeliverUnacked makes the fake redeliver an events_api envelope that has
+// not been acknowledged within after, as Slack does: the same payload and
+// event_id under a new envelope_id, with retry_attempt incremented and
+// retry_reason "timeout", at most MaxRetries times. Slack's own deadline is
+// 3 s. Off by default, so that tests are deterministic.
+func RedeliverUnacked(after time.Duration) Option {
+	return func(c *config) { c.redeliverAfter = after }
+}
+
+// An Ack is one frame the client sent over Socket Mode: normally an
+// acknowledgement {"envelope_id": …, "payload": …}.
+type Ack struct {
+	EnvelopeID string
+	Payload    json.RawMessage // nil when the ack carried none
+	At         time.Time
+	// Size is the frame's length in bytes. Slack silently drops responses of
+	// 20 KB or more; such an ack has Dropped set and never satisfies WaitAck.
+	Size    int
+	Dropped bool
+	// Latency is the time since the envelope was (last) sent; zero when the
+	// envelope ID is unknown. Slack redelivers after 3 s without an ack.
+	Latency time.Duration
+}
+
+// An Envelope is one Socket Mode message the fake sent after `hello`:
+// an events_api or slash_commands envelope.
+type Envelope struct {
+	EnvelopeID   string
+	Type         string // "events_api" or "slash_commands"
+	EventID      string // events_api only
+	RetryAttempt int
+	RetryReason  string
+	JSON         json.RawMessage // the whole frame as sent
+	SentAt       time.Time
+}
+
+// A Message is something the bot posted, in the order the fake received it.
+type Message struct {
+	// Method is "chat.postMessage", "chat.postEphemeral", "chat.update",
+	// "response_url" (a post to a slash command's response_url) or "ack" (the
+	// text or blocks in a slash command's ack payload, shown to its user).
+	Method   string
+	Channel  string
+	ThreadTS string
+	Text     string
+	Blocks   json.RawMessage // nil when none were sent
+	User     string          // the recipient of an ephemeral message or a slash response
+	TS       string          // assigned by the fake; for chat.update, the updated message's
+	// ResponseType, ReplaceOriginal and DeleteOriginal are set by response_url posts.
+	ResponseType    string
+	ReplaceOriginal bool
+	DeleteOriginal  bool
+}
+
+// A Reaction is one successful reactions.add or reactions.remove call.
+type Reaction struct {
+	Method    string // "reactions.add" or "reactions.remove"
+	Channel   string
+	Timestamp string
+	Name      string
+}
+
+// A File is an upload completed by files.completeUploadExternal.
+type File struct {
+	ID             string
+	Name           string // the filename given to files.getUploadURLExternal
+	Title          string // defaults to Name, as in Slack
+	Content        []byte
+	Channel        string // empty when the file was not shared
+	ThreadTS       string
+	InitialComment string
+}
+
+// A Call is one request to a Web API method (a path under URL), whatever its
+// outcome.
+type Call struct {
+	Method string
+	Token  string // from the Authorization header, else the token field
+	Form   url.Values
+	// Error is the Slack error code the fake answered with, "ratelimited" for
+	// a 429, "http NNN" for an injected status, or empty on success.
+	Error string
+}
+
+// Server is a fake Slack. Its exported field is read-only.
+type Server struct {
+	// URL is the Web API base URL, ending in "/" as slack-go requires,
+	// e.g. "http://127.0.0.1:PORT/api/".
+	URL string
+
+	cfg    config
+	hs     *httptest.Server
+	base   string // "http://127.0.0.1:PORT"
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	mu            sync.Mutex
+	changed       chan struct{} // closed and replaced on every change
+	closed        bool
+	conns         map[*conn]bool // every upgraded connection still open
+	live          []*conn        // connections that got `hello`, oldest first
+	tickets       map[string]bool
+	connections   int
+	seq           int
+	lastTS        int64 // microseconds since the epoch
+	envelopes     map[string]*envelope
+	sent          []Envelope
+	acks          []Ack
+	messages      []Message
+	reactions     []Reaction
+	reacted       map[reactionKey]bool
+	uploads       map[string]*upload // by file ID
+	uploadTickets map[string]*upload // upload ticket → upload
+	files         []File
+	calls         []Call
+	faults        map[string][]fault
+	history       map[string][]*stored // channel → messages, in arrival order
+	slashes       map[string]*slash    // response_url ID → its command
+}
+
+type reactionKey struct{ channel, ts, name string }
+
+type fault struct {
+	slackErr   string
+	retryAfter time.Duration
+	rateLimit  bool
+	status     int
+}
+
+// NewServer starts a fake Slack on 127.0.0.1 and registers its Close with
+// t.Cleanup. The tokens it accepts are AppToken and BotToken; the bot's user
+// ID is BotUserID, its bot ID "BBOT", the team "T1" and the app "A1".
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	cfg := config{pingInterval: DefaultPingInterval}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	s := &Server{
+		cfg:           cfg,
+		ctx:           ctx,
+		cancel:        cancel,
+		changed:       make(chan struct{}),
+		conns:         make(map[*conn]bool),
+		tickets:       make(map[string]bool),
+		lastTS:        1700000000_000000,
+		envelopes:     make(map[string]*envelope),
+		reacted:       make(map[reactionKey]bool),
+		uploads:       make(map[string]*upload),
+		uploadTickets: make(map[string]*upload),
+		faults:        make(map[string][]fault),
+		history:       make(map[string][]*stored),
+		slashes:       make(map[string]*slash),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.handleAPI)
+	mux.HandleFunc("/link/", s.handleSocket)
+	mux.HandleFunc("/upload/v1/", s.handleUpload)
+	mux.HandleFunc("/commands/", s.handleResponseURL)
+	s.hs = httptest.NewServer(mux)
+	s.base = s.hs.URL
+	s.URL = s.hs.URL + "/api/"
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close drops every Socket Mode connection, stops the HTTP server and waits
+// for every goroutine the Server started. It is idempotent.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.notifyLocked()
+		s.mu.Unlock()
+		s.cancel()
+		for _, c := range conns {
+			c.close()
+		}
+		s.hs.Close()
+		s.wg.Wait()
+	})
+}
+
+// AppToken returns the app-level token apps.connections.open accepts.
+func (s *Server) AppToken() string { return appToken }
+
+// BotToken returns the bot token every other Web API method accepts.
+func (s *Server) BotToken() string { return botToken }
+
+// BotUserID returns the bot's user ID, as mentioned in "<@UBOT> …".
+func (s *Server) BotUserID() string { return botUserID }
+
+// notifyLocked wakes every waiter. s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Wait blocks until cond returns true, ctx is done or the Server is closed.
+// cond is evaluated after every change to the Server's records and may call
+// the Server's accessors (Messages, Acks, …).
+func (s *Server) Wait(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ch, closed := s.changed, s.closed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		if closed {
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitConnected blocks until a Socket Mode client is connected and has been
+// sent `hello`.
+func (s *Server) WaitConnected(ctx context.Context) error {
+	err := s.Wait(ctx, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.live) > 0
+	})
+	if err != nil {
+		return fmt.Errorf("slacktest: wait for connection: %w", err)
+	}
+	return nil
+}
+
+// Connections returns how many Socket Mode connections were opened and sent
+// `hello` so far (apps.connections.open followed by a successful dial).
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connections
+}
+
+// Acks returns every frame the client sent over Socket Mode, in order.
+func (s *Server) Acks() []Ack {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Ack(nil), s.acks...)
+}
+
+// WaitAck blocks until envelopeID has been acknowledged (by an ack Slack
+// would not drop) and returns the first such ack.
+func (s *Server) WaitAck(ctx context.Context, envelopeID string) (Ack, error) {
+	var got Ack
+	err := s.Wait(ctx, func() bool {
+		for _, a := range s.Acks() {
+			if a.EnvelopeID == envelopeID && !a.Dropped {
+				got = a
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return Ack{}, fmt.Errorf("slacktest: wait for ack of %s: %w", envelopeID, err)
+	}
+	return got, nil
+}
+
+// Sent returns every events_api and slash_commands envelope sent, in order,
+// including echoes and redeliveries.
+func (s *Server) Sent() []Envelope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Envelope(nil), s.sent...)
+}
+
+// Messages returns what the bot posted, in the order the fake received it.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// WaitMessages blocks until at least n messages were posted and returns all
+// of them.
+func (s *Server) WaitMessages(ctx context.Context, n int) ([]Message, error) {
+	var got []Message
+	err := s.Wait(ctx, func() bool {
+		got = s.Messages()
+		return len(got) >= n
+	})
+	if err != nil {
+		return got, fmt.Errorf("slacktest: wait for %d messages (have %d): %w", n, len(got), err)
+	}
+	return got, nil
+}
+
+// Reactions returns every successful reactions.add and reactions.remove, in
+// order.
+func (s *Server) Reactions() []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Reaction(nil), s.reactions...)
+}
+
+// WaitReactions blocks until at least n reaction changes were recorded and
+// returns all of them.
+func (s *Server) WaitReactions(ctx context.Context, n int) ([]Reaction, error) {
+	var got []Reaction
+	err := s.Wait(ctx, func() bool {
+		got = s.Reactions()
+		return len(got) >= n
+	})
+	if err != nil {
+		return got, fmt.Errorf("slacktest: wait for %d reactions (have %d): %w", n, len(got), err)
+	}
+	return got, nil
+}
+
+// Files returns every completed upload, in order of completion.
+func (s *Server) Files() []File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]File, len(s.files))
+	for i, f := range s.files {
+		f.Content = append([]byte(nil), f.Content...)
+		out[i] = f
+	}
+	return out
+}
+
+// Calls returns every Web API call, in the order they were answered.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		c.Form = cloneValues(c.Form)
+		out[i] = c
+	}
+	return out
+}
+
+// FailNext makes the next call to method (e.g. "chat.postMessage") that
+// passes the token check answer {"ok": false, "error": slackError}. Calls
+// queue: two FailNext fail the next two calls.
+func (s *Server) FailNext(method, slackError string) {
+	s.addFault(method, fault{slackErr: slackError})
+}
+
+// RateLimitNext makes the next authenticated call to method answer HTTP 429
+// with Retry-After in whole seconds (rounded up) and {"ok": false, "error":
+// "ratelimited"}, as Slack does. slack-go reports it as *slack.RateLimitedError.
+func (s *Server) RateLimitNext(method string, retryAfter time.Duration) {
+	s.addFault(method, fault{rateLimit: true, retryAfter: retryAfter})
+}
+
+// StatusNext makes the next authenticated call to method answer with the bare
+// HTTP status code. StatusNext("apps.connections.open", 404) makes slack-go's
+// socketmode.Client.RunContext give up with a slack.StatusCodeError; other
+// statuses make it retry with backoff.
+func (s *Server) StatusNext(method string, code int) {
+	s.addFault(method, fault{status: code})
+}
+
+func (s *Server) addFault(method string, f fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[method] = append(s.faults[method], f)
+}
+
+func (s *Server) popFaultLocked(method string) (fault, bool) {
+	q := s.faults[method]
+	if len(q) == 0 {
+		return fault{}, false
+	}
+	s.faults[method] = q[1:]
+	return q[0], true
+}
+
+// spawn runs f on a goroutine that Close waits for, unless the Server is
+// closed already. f must return once s.ctx is done.
+func (s *Server) spawn(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// newTSLocked returns a fresh message timestamp, later than any seen.
+func (s *Server) newTSLocked() string {
+	s.lastTS += 100
+	return formatTS(s.lastTS)
+}
+
+// seeTSLocked makes later timestamps come after ts.
+func (s *Server) seeTSLocked(ts string) {
+	if us, ok := parseTS(ts); ok && us > s.lastTS {
+		s.lastTS = us
+	}
+}
+
+func (s *Server) nextSeqLocked() int {
+	s.seq++
+	return s.seq
+}
+
+func formatTS(us int64) string {
+	return fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
+}
+
+// parseTS reads a Slack timestamp "SECONDS.MICROS" as microseconds.
+func parseTS(ts string) (int64, bool) {
+	sec, frac, ok := strings.Cut(ts, ".")
+	if !ok || len(frac) != 6 {
+		return 0, false
+	}
+	a, err1 := strconv.ParseInt(sec, 10, 64)
+	b, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil || a < 0 || b < 0 {
+		return 0, false
+	}
+	return a*1_000_000 + b, true
+}
+
+// tsLess orders Slack timestamps, falling back to string order.
+func tsLess(a, b string) bool {
+	x, ok1 := parseTS(a)
+	y, ok2 := parseTS(b)
+	if ok1 && ok2 {
+		return x < y
+	}
+	return a < b
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID, the shape of Slack's
+// envelope IDs.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}

@@ -1,0 +1,716 @@
+package slacktest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// maxAckSize is Slack's limit for a Socket Mode response: at or above it the
+// response is silently dropped.
+const maxAckSize = 20 * 1024
+
+// conn is one Socket Mode WebSocket connection.
+type conn struct {
+	ws   *websocket.Conn
+	wmu  sync.Mutex // gorilla allows one writer at a time
+	once sync.Once
+	done chan struct{} // closed when the read loop has ended and c is forgotten
+}
+
+func (c *conn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return err
+	}
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// close drops the TCP connection without a close frame, as Slack does.
+func (c *conn) close() {
+	c.once.Do(func() { _ = c.ws.Close() })
+}
+
+// envelope is one events_api or slash_commands envelope.
+type envelope struct {
+	id      string
+	typ     string
+	eventID string
+	payload json.RawMessage
+	retry   int
+	reason  string
+	frame   []byte
+	sentAt  time.Time
+	acked   bool
+	slash   *slash // slash_commands only
+}
+
+func (e *envelope) public() Envelope {
+	return Envelope{
+		EnvelopeID:   e.id,
+		Type:         e.typ,
+		EventID:      e.eventID,
+		RetryAttempt: e.retry,
+		RetryReason:  e.reason,
+		JSON:         append(json.RawMessage(nil), e.frame...),
+		SentAt:       e.sentAt,
+	}
+}
+
+// wireEnvelope is the JSON shape of a Socket Mode envelope.
+type wireEnvelope struct {
+	EnvelopeID             string          `json:"envelope_id"`
+	Payload                json.RawMessage `json:"payload"`
+	Type                   string          `json:"type"`
+	AcceptsResponsePayload bool            `json:"accepts_response_payload"`
+	RetryAttempt           *int            `json:"retry_attempt,omitempty"`
+	RetryReason            *string         `json:"retry_reason,omitempty"`
+}
+
+func newEnvelope(typ string, payload json.RawMessage, eventID string, retry int, reason string) *envelope {
+	e := &envelope{id: newUUID(), typ: typ, eventID: eventID, payload: payload, retry: retry, reason: reason}
+	w := wireEnvelope{EnvelopeID: e.id, Payload: payload, Type: typ}
+	if typ == "events_api" {
+		w.RetryAttempt, w.RetryReason = &e.retry, &e.reason
+	} else {
+		w.AcceptsResponsePayload = true // slash commands may be answered in the ack
+	}
+	e.frame, _ = json.Marshal(w) // marshalling plain strings and valid raw JSON cannot fail
+	return e
+}
+
+// handleSocket serves the Socket Mode WebSocket at the URL that
+// apps.connections.open handed out. Each ticket opens one connection.
+func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
+	ticket := r.URL.Query().Get("ticket")
+	s.mu.Lock()
+	ok := s.tickets[ticket] && !s.closed
+	delete(s.tickets, ticket)
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "invalid or used ticket", http.StatusUnauthorized)
+		return
+	}
+	// slack-go dials with Origin: https://api.slack.com, which the default
+	// same-origin check would refuse with 403.
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has answered the client
+	}
+	ws.SetReadLimit(1 << 20)
+	c := &conn{ws: ws, done: make(chan struct{})}
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.close()
+		return
+	}
+	s.conns[c] = true
+	// After the hijack httptest no longer waits for this handler; Close does.
+	s.wg.Add(2)
+	n := len(s.live) + 1
+	s.mu.Unlock()
+
+	go s.pinger(c)
+	defer s.wg.Done()
+	defer s.forget(c)
+
+	hello, _ := json.Marshal(map[string]any{
+		"type":            "hello",
+		"num_connections": n,
+		"debug_info": map[string]any{
+			"host":                        "applink-slacktest",
+			"build_number":                1,
+			"approximate_connection_time": 18060,
+		},
+		"connection_info": map[string]any{"app_id": appID},
+	})
+	if err := c.write(hello); err != nil {
+		return
+	}
+	s.mu.Lock()
+	if s.conns[c] {
+		s.live = append(s.live, c)
+		s.connections++
+		s.notifyLocked()
+	}
+	s.mu.Unlock()
+
+	for {
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		s.recordAck(data)
+	}
+}
+
+// forget closes c and removes it from the Server's connections.
+func (s *Server) forget(c *conn) {
+	c.close()
+	s.mu.Lock()
+	delete(s.conns, c)
+	for i, l := range s.live {
+		if l == c {
+			s.live = append(s.live[:i:i], s.live[i+1:]...)
+			break
+		}
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	close(c.done)
+}
+
+// pinger pings c every PingInterval until c or the Server closes.
+func (s *Server) pinger(c *conn) {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second)); err != nil {
+				c.close()
+				return
+			}
+		}
+	}
+}
+
+// recordAck records one frame from the client.
+func (s *Server) recordAck(data []byte) {
+	var in struct {
+		EnvelopeID string          `json:"envelope_id"`
+		Payload    json.RawMessage `json:"payload"`
+	}
+	_ = json.Unmarshal(data, &in) // a frame that is not an ack is recorded with no envelope ID
+	now := time.Now()
+	a := Ack{EnvelopeID: in.EnvelopeID, At: now, Size: len(data), Dropped: len(data) >= maxAckSize}
+	if len(in.Payload) > 0 && string(in.Payload) != "null" {
+		a.Payload = in.Payload
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if env := s.envelopes[in.EnvelopeID]; env != nil {
+		a.Latency = now.Sub(env.sentAt)
+		if !a.Dropped {
+			env.acked = true
+			if env.slash != nil && a.Payload != nil {
+				s.recordSlashAckLocked(env.slash, a.Payload)
+			}
+		}
+	}
+	s.acks = append(s.acks, a)
+	s.notifyLocked()
+}
+
+// recordSlashAckLocked records the response carried in a slash command's ack,
+// which Slack shows to the command's user.
+func (s *Server) recordSlashAckLocked(sl *slash, payload json.RawMessage) {
+	var p struct {
+		Text         string          `json:"text"`
+		Blocks       json.RawMessage `json:"blocks"`
+		ResponseType string          `json:"response_type"`
+	}
+	if json.Unmarshal(payload, &p) != nil {
+		return
+	}
+	if string(p.Blocks) == "null" {
+		p.Blocks = nil
+	}
+	if p.Text == "" && p.Blocks == nil {
+		return
+	}
+	s.messages = append(s.messages, Message{
+		Method: "ack", Channel: sl.channel, User: sl.user, Text: p.Text,
+		Blocks: p.Blocks, ResponseType: p.ResponseType,
+	})
+}
+
+// deliver sends env over the newest connection, waiting for one if there is
+// none. A connection that fails the write is dropped and delivery retried on
+// the next, as Slack does.
+func (s *Server) deliver(ctx context.Context, env *envelope) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		var c *conn
+		if n := len(s.live); n > 0 {
+			c = s.live[n-1]
+			// Registered before the write so that a fast ack finds it.
+			env.sentAt = time.Now()
+			s.envelopes[env.id] = env
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		if c != nil {
+			if err := c.write(env.frame); err == nil {
+				s.mu.Lock()
+				s.sent = append(s.sent, env.public())
+				s.notifyLocked()
+				s.mu.Unlock()
+				return nil
+			}
+			c.close()
+			ch = c.done
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// sendAsync delivers env in the background and watches for its ack.
+func (s *Server) sendAsync(env *envelope) {
+	s.spawn(func() {
+		if s.deliver(s.ctx, env) == nil {
+			s.watchAck(env)
+		}
+	})
+}
+
+// watchAck redelivers env if RedeliverUnacked is on and env goes unacked.
+func (s *Server) watchAck(env *envelope) {
+	after := s.cfg.redeliverAfter
+	if after <= 0 || env.typ != "events_api" || env.retry >= MaxRetries {
+		return
+	}
+	s.spawn(func() {
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			return
+		}
+		s.mu.Lock()
+		acked := env.acked
+		s.mu.Unlock()
+		if acked {
+			return
+		}
+		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
+		if s.deliver(s.ctx, next) == nil {
+			s.watchAck(next)
+		}
+	})
+}
+
+// An EventSpec describes one events_api envelope for SendEvent. Build it with
+// MentionEvent, DMEvent or DMEditEvent, or set Raw for any other event.
+type EventSpec struct {
+	// Type is the inner event's type: "app_mention" or "message".
+	Type string
+	// Channel, User and Text are the message's. TS is its timestamp; when
+	// empty the fake assigns a fresh one. ThreadTS puts it in a thread.
+	Channel  string
+	User     string
+	Text     string
+	TS       string
+	ThreadTS string
+	// ChannelType is "im" for a direct message; app_mention events have none.
+	ChannelType string
+	// BotID and Subtype are set on messages from bots and on edits, joins, …
+	BotID   string
+	Subtype string
+	// Raw, when set, is sent verbatim as the inner event and the fields above
+	// are ignored. It must be a JSON object with a "type".
+	Raw json.RawMessage
+
+	// EventID is the payload's event_id; empty means a fresh one. A
+	// redelivery repeats the first delivery's event_id with RetryAttempt >= 1
+	// and a RetryReason such as "timeout" (see also Server.Redeliver).
+	EventID      string
+	RetryAttempt int
+	RetryReason  string
+}
+
+// MentionEvent returns an app_mention event by user in channel. The text is
+// prefixed with "<@UBOT> " unless it already mentions the bot. Leave ts empty
+// for a fresh timestamp; a non-empty threadTS places the mention in that
+// thread.
+func MentionEvent(channel, user, text, ts, threadTS string) EventSpec {
+	if !strings.Contains(text, "<@"+botUserID+">") {
+		text = "<@" + botUserID + "> " + text
+	}
+	return EventSpec{Type: "app_mention", Channel: channel, User: user, Text: text, TS: ts, ThreadTS: threadTS}
+}
+
+// DMEvent returns a direct message (type "message", channel_type "im") from
+// user in DM channel channel (an ID starting with "D"). Leave ts empty for a
+// fresh timestamp.
+func DMEvent(channel, user, text, ts string) EventSpec {
+	return EventSpec{Type: "message", ChannelType: "im", Channel: channel, User: user, Text: text, TS: ts}
+}
+
+// DMEditEvent returns the message_changed event Slack sends when user edits
+// their direct message ts to read text. A bot should not answer it.
+func DMEditEvent(channel, user, text, ts string) EventSpec {
+	return EventSpec{Type: "message", Subtype: "message_changed", ChannelType: "im", Channel: channel, User: user, Text: text, TS: ts}
+}
+
+// SendEvent sends ev to the connected client as an events_api envelope with a
+// fresh envelope_id, waiting for a connection if there is none, and returns
+// the envelope ID. The event's message is also recorded in the channel's
+// history, so that conversations.replies returns it.
+func (s *Server) SendEvent(ctx context.Context, ev EventSpec) (string, error) {
+	s.mu.Lock()
+	payload, eventID, err := s.eventPayloadLocked(ev)
+	s.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("slacktest: send event: %w", err)
+	}
+	env := newEnvelope("events_api", payload, eventID, ev.RetryAttempt, ev.RetryReason)
+	if err := s.deliver(ctx, env); err != nil {
+		return "", fmt.Errorf("slacktest: send event %s: %w", eventID, err)
+	}
+	s.watchAck(env)
+	return env.id, nil
+}
+
+// Redeliver sends the payload of the events_api envelope envelopeID again, as
+// Slack does when an ack is late: same event_id, new envelope_id,
+// retry_attempt one higher and retry_reason reason. It returns the new
+// envelope ID, or an error wrapping ErrUnknownEnvelope.
+func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (string, error) {
+	s.mu.Lock()
+	old := s.envelopes[envelopeID]
+	s.mu.Unlock()
+	if old == nil || old.typ != "events_api" {
+		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, ErrUnknownEnvelope)
+	}
+	env := newEnvelope(old.typ, old.payload, old.eventID, old.retry+1, reason)
+	if err := s.deliver(ctx, env); err != nil {
+		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, err)
+	}
+	s.watchAck(env)
+	return env.id, nil
+}
+
+// callback is the events_api payload: an Events API event callback.
+type callback struct {
+	Token               string          `json:"token"`
+	TeamID              string          `json:"team_id"`
+	ContextTeamID       string          `json:"context_team_id"`
+	ContextEnterpriseID *string         `json:"context_enterprise_id"`
+	APIAppID            string          `json:"api_app_id"`
+	Event               json.RawMessage `json:"event"`
+	Type                string          `json:"type"`
+	EventID             string          `json:"event_id"`
+	EventTime           int64           `json:"event_time"`
+	Authorizations      []authorization `json:"authorizations"`
+	IsExtSharedChannel  bool            `json:"is_ext_shared_channel"`
+	EventContext        string          `json:"event_context"`
+}
+
+type authorization struct {
+	EnterpriseID        *string `json:"enterprise_id"`
+	TeamID              string  `json:"team_id"`
+	UserID              string  `json:"user_id"`
+	IsBot               bool    `json:"is_bot"`
+	IsEnterpriseInstall bool    `json:"is_enterprise_install"`
+}
+
+// eventPayloadLocked builds the event callback for ev, records its message in
+// the history and returns the payload and its event_id.
+func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, error) {
+	var inner json.RawMessage
+	var ts string
+	if ev.Raw != nil {
+		var probe struct {
+			Type     string `json:"type"`
+			Subtype  string `json:"subtype"`
+			Channel  string `json:"channel"`
+			User     string `json:"user"`
+			Text     string `json:"text"`
+			TS       string `json:"ts"`
+			ThreadTS string `json:"thread_ts"`
+			BotID    string `json:"bot_id"`
+			EventTS  string `json:"event_ts"`
+		}
+		if err := json.Unmarshal(ev.Raw, &probe); err != nil || probe.Type == "" {
+			return nil, "", errors.New("raw event is not a JSON object with a type")
+		}
+		inner, ts = ev.Raw, probe.TS
+		if ts == "" {
+			ts = probe.EventTS
+		}
+		s.seeTSLocked(ts)
+		if (probe.Type == "message" || probe.Type == "app_mention") && probe.Subtype == "" && probe.TS != "" {
+			s.storeLocked(&stored{channel: probe.Channel, ts: probe.TS, threadTS: probe.ThreadTS,
+				user: probe.User, botID: probe.BotID, text: probe.Text})
+		}
+	} else {
+		if ev.Type == "" || ev.Channel == "" {
+			return nil, "", errors.New("event needs a type and a channel")
+		}
+		m, evTS := s.innerEventLocked(ev)
+		inner, _ = json.Marshal(m)
+		ts = evTS
+	}
+	payload, eventID, err := s.callbackLocked(inner, ts, ev.EventID)
+	return payload, eventID, err
+}
+
+// callbackLocked wraps the inner event, sent at ts, in an event callback
+// with event_id eventID (a fresh one if empty).
+func (s *Server) callbackLocked(inner json.RawMessage, ts, eventID string) (json.RawMessage, string, error) {
+	if eventID == "" {
+		eventID = fmt.Sprintf("Ev%09d", s.nextSeqLocked())
+	}
+	var eventTime int64
+	if us, ok := parseTS(ts); ok {
+		eventTime = us / 1_000_000
+	} else {
+		eventTime = s.lastTS / 1_000_000
+	}
+	cb := callback{
+		Token:          verificationToken,
+		TeamID:         teamID,
+		ContextTeamID:  teamID,
+		APIAppID:       appID,
+		Event:          inner,
+		Type:           "event_callback",
+		EventID:        eventID,
+		EventTime:      eventTime,
+		Authorizations: []authorization{{TeamID: teamID, UserID: botUserID, IsBot: true}},
+		EventContext:   "4-slacktest-" + eventID,
+	}
+	payload, err := json.Marshal(cb)
+	return payload, eventID, err
+}
+
+// innerEventLocked builds the JSON of a structured EventSpec, records its
+// message and returns the event with its event_ts.
+func (s *Server) innerEventLocked(ev EventSpec) (map[string]any, string) {
+	ts := ev.TS
+	if ts == "" {
+		ts = s.newTSLocked()
+	} else {
+		s.seeTSLocked(ts)
+	}
+	if ev.Subtype == "message_changed" {
+		evTS := s.newTSLocked()
+		prev := map[string]any{"type": "message", "user": ev.User, "ts": ts}
+		if old := s.findLocked(ev.Channel, ts); old != nil {
+			prev["text"] = old.text
+			old.text, old.blocks, old.edited = ev.Text, nil, true
+		}
+		msg := map[string]any{
+			"type": "message", "user": ev.User, "text": ev.Text, "ts": ts, "team": teamID,
+			"blocks": richText(ev.Text), "edited": map[string]any{"user": ev.User, "ts": evTS},
+		}
+		if ev.ThreadTS != "" {
+			msg["thread_ts"] = ev.ThreadTS
+		}
+		m := map[string]any{
+			"type": "message", "subtype": "message_changed", "hidden": true,
+			"message": msg, "previous_message": prev,
+			"channel": ev.Channel, "ts": evTS, "event_ts": evTS,
+		}
+		if ev.ChannelType != "" {
+			m["channel_type"] = ev.ChannelType
+		}
+		return m, evTS
+	}
+	m := map[string]any{
+		"type": ev.Type, "text": ev.Text, "ts": ts, "channel": ev.Channel, "event_ts": ts,
+		"blocks": richText(ev.Text),
+	}
+	if ev.User != "" {
+		m["user"] = ev.User
+	}
+	if ev.BotID == "" {
+		m["client_msg_id"] = newUUID()
+		m["team"] = teamID
+	} else {
+		m["bot_id"] = ev.BotID
+	}
+	if ev.ThreadTS != "" {
+		m["thread_ts"] = ev.ThreadTS
+		if parent := s.findLocked(ev.Channel, ev.ThreadTS); parent != nil && parent.user != "" {
+			m["parent_user_id"] = parent.user
+		}
+	}
+	if ev.ChannelType != "" {
+		m["channel_type"] = ev.ChannelType
+	}
+	if ev.Subtype != "" {
+		m["subtype"] = ev.Subtype
+	}
+	if ev.Subtype == "" || ev.Subtype == "thread_broadcast" || ev.Subtype == "file_share" {
+		s.storeLocked(&stored{channel: ev.Channel, ts: ts, threadTS: ev.ThreadTS, user: ev.User,
+			botID: ev.BotID, text: ev.Text, subtype: ev.Subtype})
+	}
+	return m, ts
+}
+
+// richText renders text as the rich_text block Slack attaches to a user's
+// message, with mentions as user elements.
+func richText(text string) []any {
+	var elems []any
+	plain := func(t string) {
+		if t != "" {
+			elems = append(elems, map[string]any{"type": "text", "text": t})
+		}
+	}
+	rest := text
+	for {
+		i := strings.Index(rest, "<@")
+		if i < 0 {
+			break
+		}
+		id, tail, ok := strings.Cut(rest[i+2:], ">")
+		if !ok || !isUserID(id) {
+			plain(rest[:i+2])
+			rest = rest[i+2:]
+			continue
+		}
+		plain(rest[:i])
+		elems = append(elems, map[string]any{"type": "user", "user_id": id})
+		rest = tail
+	}
+	plain(rest)
+	if elems == nil {
+		elems = []any{}
+	}
+	return []any{map[string]any{
+		"type":     "rich_text",
+		"block_id": newUUID()[:5],
+		"elements": []any{map[string]any{"type": "rich_text_section", "elements": elems}},
+	}}
+}
+
+// A SlashSpec describes one slash command invocation for SendSlash.
+type SlashSpec struct {
+	Command     string // e.g. "/sqlbot"; required
+	Text        string // what the user typed after the command
+	UserID      string
+	UserName    string // defaults to the lower-cased UserID
+	ChannelID   string
+	ChannelName string // defaults to "directmessage" for D… channels, else "general"
+}
+
+// slash is what the fake remembers about one slash command.
+type slash struct {
+	channel, user string
+	uses          int
+}
+
+// maxResponseURLUses is how many times Slack accepts a post to one
+// response_url (within 30 minutes).
+const maxResponseURLUses = 5
+
+// SendSlash sends cmd to the connected client as a slash_commands envelope,
+// waiting for a connection if there is none, and returns the envelope ID.
+// Every payload value is a string, is_enterprise_install included, as Slack
+// sends them; response_url points at this Server and accepts five posts.
+func (s *Server) SendSlash(ctx context.Context, cmd SlashSpec) (string, error) {
+	if !strings.HasPrefix(cmd.Command, "/") {
+		return "", fmt.Errorf("slacktest: send slash command %q: command must start with /", cmd.Command)
+	}
+	if cmd.UserName == "" {
+		cmd.UserName = strings.ToLower(cmd.UserID)
+	}
+	if cmd.ChannelName == "" {
+		cmd.ChannelName = "general"
+		if strings.HasPrefix(cmd.ChannelID, "D") {
+			cmd.ChannelName = "directmessage"
+		}
+	}
+	sl := &slash{channel: cmd.ChannelID, user: cmd.UserID}
+	s.mu.Lock()
+	n := s.nextSeqLocked()
+	id := fmt.Sprintf("%d", n)
+	s.slashes[id] = sl
+	s.mu.Unlock()
+	payload, _ := json.Marshal(map[string]string{
+		"token":                 verificationToken,
+		"team_id":               teamID,
+		"team_domain":           "slacktest",
+		"channel_id":            cmd.ChannelID,
+		"channel_name":          cmd.ChannelName,
+		"user_id":               cmd.UserID,
+		"user_name":             cmd.UserName,
+		"command":               cmd.Command,
+		"text":                  cmd.Text,
+		"api_app_id":            appID,
+		"is_enterprise_install": "false",
+		"response_url":          fmt.Sprintf("%s/commands/%s/%s/%s", s.base, teamID, id, newUUID()[:8]),
+		"trigger_id":            fmt.Sprintf("%d.%d.%s", n, n, newUUID()[:8]),
+	})
+	env := newEnvelope("slash_commands", payload, "", 0, "")
+	env.slash = sl
+	if err := s.deliver(ctx, env); err != nil {
+		return "", fmt.Errorf("slacktest: send slash command %s: %w", cmd.Command, err)
+	}
+	return env.id, nil
+}
+
+// Disconnect sends {"type": "disconnect", "reason": reason} on every open
+// connection and then drops its TCP connection without a close frame, as
+// Slack does. reason is typically "refresh_requested", "warning" or
+// "link_disabled". It returns once the connections are gone, or
+// ErrNotConnected if there were none. slack-go answers by calling
+// apps.connections.open again at once.
+func (s *Server) Disconnect(ctx context.Context, reason string) error {
+	s.mu.Lock()
+	conns := append([]*conn(nil), s.live...)
+	s.mu.Unlock()
+	if len(conns) == 0 {
+		return ErrNotConnected
+	}
+	frame, _ := json.Marshal(map[string]any{
+		"type":       "disconnect",
+		"reason":     reason,
+		"debug_info": map[string]any{"host": "applink-slacktest"},
+	})
+	for _, c := range conns {
+		_ = c.write(frame) // a connection that is already gone needs no notice
+		c.close()
+	}
+	for _, c := range conns {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return fmt.Errorf("slacktest: disconnect: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// DropConnection closes every Socket Mode TCP connection abruptly, with no
+// disconnect message and no close frame, and returns once they are gone.
+func (s *Server) DropConnection() {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	for _, c := range conns {
+		<-c.done // the read loop ends as soon as its connection is closed
+	}
+}
