@@ -1,0 +1,322 @@
+// Package bot is sqlbot's Slack app: it takes questions from mentions, direct
+// messages and a slash command over Socket Mode, asks an Answerer, and posts
+// the answer with the SQL that produced it.
+//
+// Safety contract: the bot only reads and posts. A reply goes only to the
+// conversation the question came from (a DM's answer never leaves the DM).
+// Untrusted text (answers, SQL, data, refusal reasons) is escaped before it
+// is posted, so that data cannot mention @channel or make links. Error text
+// never reaches Slack: this package is the one place where errors become
+// user text, and it shows refusals, fixed sentences and nothing else. The
+// text of questions and answers is never logged; logs carry ids, lengths,
+// outcomes and timings. Every envelope is acknowledged at once; the work
+// happens on goroutines that Run tracks and waits for.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"sqlbot/agent"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultSlashCommand     = "/sqlbot"
+	DefaultRatePerMinute    = 6
+	DefaultRatePerDay       = 40
+	DefaultGlobalPerDay     = 600
+	DefaultMaxQuestionChars = 500
+	DefaultMaxConcurrent    = 4
+	DefaultDrainTimeout     = 30 * time.Second
+)
+
+// Tunables that are not settings.
+const (
+	workingReaction  = "hourglass_flowing_sand" // on a question while it is worked on
+	slackCallTimeout = 20 * time.Second         // one Web API call
+	rateLimitRetries = 2                        // retries of a Web API call answered 429
+	maxRetryAfter    = 30 * time.Second         // longest Retry-After honoured
+	healthTimeout    = 3 * time.Second          // the Health func
+	afterDrainGrace  = 5 * time.Second          // time for the last messages once a drain timed out
+	seenTTL          = time.Hour                // Slack retries within minutes
+	seenSize         = 20000                    // event ids and messages remembered
+)
+
+// An Answerer answers one question. *agent.Agent implements it: Ask returns
+// a non-nil Result whenever it can, and an error when the Outcome is Failed.
+type Answerer interface {
+	Ask(ctx context.Context, req agent.Request) (*agent.Result, error)
+}
+
+// A Reporter gives the evaluation report for the slash command's `eval`.
+// Latest returns the newest report (Slack mrkdwn) if there is one; Run runs
+// an evaluation and returns its report.
+type Reporter interface {
+	Latest(ctx context.Context) (report string, ok bool)
+	Run(ctx context.Context) (string, error)
+}
+
+// Config holds the bot's settings. A zero number means its Default; a
+// negative limit (RatePerMinute, RatePerDay, GlobalPerDay, MaxQuestionChars)
+// turns that limit off.
+type Config struct {
+	AppToken string // xapp-…, for the Socket Mode connection
+	BotToken string // xoxb-…, for the Web API
+	APIURL   string // the Web API base URL; "" is Slack's. A missing trailing "/" is added.
+
+	SlashCommand string // the slash command's name, "/sqlbot" by default
+
+	RatePerMinute    int // questions per user in any minute
+	RatePerDay       int // questions per user in any 24 hours
+	GlobalPerDay     int // questions from everyone in any 24 hours
+	MaxQuestionChars int // characters per question
+	MaxConcurrent    int // questions worked on at once; the rest wait in arrival order
+
+	// DrainTimeout bounds how long Run waits for answers in progress once
+	// its ctx is cancelled; those still running then are cancelled.
+	DrainTimeout time.Duration
+
+	// Tables returns the text for `/sqlbot tables`: what can be asked about,
+	// as Slack mrkdwn. It is called once per request and should be cheap.
+	// Nil: the command says the list is not available.
+	Tables func() string
+
+	// Health reports whether the bot can answer (for example, that the
+	// database is readable); /healthz calls it. Nil counts as healthy.
+	Health func(context.Context) error
+
+	// Failovers reports how many times a question moved to the next model
+	// provider since start, for sqlbot_provider_failovers_total. Nil: 0.
+	Failovers func() int64
+}
+
+// A Bot is the Slack app. Create it with New and start it with Run; Handler
+// serves its health and metrics.
+type Bot struct {
+	cfg Config
+	ans Answerer
+	rep Reporter
+	log *slog.Logger
+	api *slack.Client
+	hc  *http.Client
+	now func() time.Time // tests substitute a clock
+	// apiHost is the host that response_url may point to besides Slack's.
+	apiHost string
+
+	limits     *limiter
+	seenEvents *seenSet // event_id of every event taken
+	seenMsgs   *seenSet // channel:ts of every question taken
+	mem        *memory
+	slots      *fifo
+	met        *metrics
+	eval       evalState
+
+	running   atomic.Bool
+	connected atomic.Bool
+	inflight  sync.WaitGroup // every goroutine Run starts; Add only on Run's goroutine
+
+	self    string // the bot's user id, from auth.test at the start of Run
+	selfBot string // the bot's bot id
+}
+
+// New checks cfg, fills in its defaults and returns a Bot that answers with
+// ans and reports evaluations with rep (nil: `eval` says it is not set up).
+// Logs go to lg (nil: discarded). New makes no network calls.
+func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) {
+	var errs []error
+	if cfg.AppToken == "" {
+		errs = append(errs, errors.New("bot: app token is empty"))
+	}
+	if cfg.BotToken == "" {
+		errs = append(errs, errors.New("bot: bot token is empty"))
+	}
+	if ans == nil {
+		errs = append(errs, errors.New("bot: answerer is nil"))
+	}
+	if cfg.SlashCommand == "" {
+		cfg.SlashCommand = DefaultSlashCommand
+	}
+	if err := checkSlashCommand(cfg.SlashCommand); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = slack.APIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/"
+	}
+	apiHost, err := hostOf(cfg.APIURL)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("bot: parse API URL: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&cfg.RatePerMinute, DefaultRatePerMinute)
+	def(&cfg.RatePerDay, DefaultRatePerDay)
+	def(&cfg.GlobalPerDay, DefaultGlobalPerDay)
+	def(&cfg.MaxQuestionChars, DefaultMaxQuestionChars)
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	hc := &http.Client{Timeout: slackCallTimeout}
+	b := &Bot{
+		cfg:     cfg,
+		ans:     ans,
+		rep:     rep,
+		log:     lg,
+		hc:      hc,
+		now:     time.Now,
+		apiHost: apiHost,
+		slots:   newFIFO(cfg.MaxConcurrent),
+		api: slack.New(cfg.BotToken,
+			slack.OptionAppLevelToken(cfg.AppToken),
+			slack.OptionAPIURL(cfg.APIURL),
+			slack.OptionHTTPClient(hc),
+		),
+	}
+	b.setClock(time.Now)
+	b.met = newMetrics(b)
+	return b, nil
+}
+
+// setClock makes the bot's limits and memories use now (tests use it).
+func (b *Bot) setClock(now func() time.Time) {
+	b.now = now
+	b.limits = newLimiter(now, b.cfg.RatePerMinute, b.cfg.RatePerDay, b.cfg.GlobalPerDay)
+	b.seenEvents = newSeenSet(now, seenTTL, seenSize)
+	b.seenMsgs = newSeenSet(now, seenTTL, seenSize)
+	b.mem = newMemory(now)
+}
+
+// Run connects to Slack over Socket Mode and answers until ctx is cancelled.
+// Then it stops taking questions (the socket is closed, so that Slack
+// redelivers anything not yet acknowledged to the next instance), waits up
+// to DrainTimeout for the questions already taken, which are answered and
+// posted, and returns nil. It returns an error if the bot token does not
+// work (auth.test) or the connection fails for good (for example, a revoked
+// app token). Run may be called once.
+func (b *Bot) Run(ctx context.Context) error {
+	if !b.running.CompareAndSwap(false, true) {
+		return errors.New("bot: Run called twice")
+	}
+	auth, err := b.api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("bot: auth.test: %w", err)
+	}
+	b.self, b.selfBot = auth.UserID, auth.BotID
+	b.log.InfoContext(ctx, "bot: starting", "bot_user", b.self, "team", auth.TeamID,
+		"slash_command", b.cfg.SlashCommand, "max_concurrent", b.cfg.MaxConcurrent)
+
+	s := newSession(ctx, b)
+	defer s.stopWork()
+	smErr := make(chan error, 1)
+	go func() { smErr <- s.sm.RunContext(s.smCtx) }()
+
+	var runErr error
+	smDone := false
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-smErr:
+			runErr, smDone = err, true
+			break loop
+		case evt := <-s.sm.Events:
+			b.dispatch(s, evt)
+		}
+	}
+
+	// Stop taking questions: close the socket first.
+	s.stopSocket()
+	if !smDone {
+		if err := <-smErr; !errors.Is(err, context.Canceled) {
+			runErr = err
+		}
+	}
+	b.connected.Store(false)
+	b.drain(ctx, s)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return fmt.Errorf("bot: socket mode: %w", runErr)
+	}
+	b.log.InfoContext(ctx, "bot: stopped")
+	return nil
+}
+
+// drain waits for the goroutines Run started: up to DrainTimeout, then it
+// cancels the work still running and gives the last messages a short grace.
+func (b *Bot) drain(ctx context.Context, s *session) {
+	done := make(chan struct{})
+	go func() { b.inflight.Wait(); close(done) }()
+	waiting := b.slots.queued()
+	b.log.InfoContext(ctx, "bot: draining", "queued", waiting, "timeout", b.cfg.DrainTimeout)
+	timer := time.NewTimer(b.cfg.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	}
+	b.log.WarnContext(ctx, "bot: drain timed out; cancelling answers in progress")
+	s.stopWork()
+	grace := time.NewTimer(afterDrainGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		b.log.ErrorContext(ctx, "bot: answers still running after the drain; leaving them")
+	}
+}
+
+// Handler serves GET /healthz (200 "ok" when the socket is connected and
+// Config.Health passes, else 503 with the reason) and GET /metrics
+// (Prometheus text format, from a registry of this Bot's own).
+func (b *Bot) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", b.serveHealth)
+	mux.Handle("GET /metrics", b.met.handler())
+	return mux
+}
+
+func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if !b.connected.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "not connected to Slack")
+		return
+	}
+	if b.cfg.Health != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+		defer cancel()
+		if err := b.cfg.Health(ctx); err != nil {
+			b.log.WarnContext(ctx, "bot: health check failed", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "health check failed:", err)
+			return
+		}
+	}
+	fmt.Fprintln(w, "ok")
+}

@@ -1,0 +1,185 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// A session is one Run: its Socket Mode client and its contexts.
+type session struct {
+	sm *socketmode.Client
+
+	smCtx      context.Context // the socket; cancelled first on shutdown
+	stopSocket context.CancelFunc
+
+	// base keeps Run's ctx values but not its cancellation: Slack calls made
+	// while draining (posting the last answers) use it, each with a timeout.
+	base context.Context
+
+	// work is for answers and evaluations; it is cancelled only when the
+	// drain times out (or Run returns).
+	work     context.Context
+	stopWork context.CancelFunc
+}
+
+func newSession(ctx context.Context, b *Bot) *session {
+	s := &session{base: context.WithoutCancel(ctx)}
+	s.smCtx, s.stopSocket = context.WithCancel(ctx)
+	s.work, s.stopWork = context.WithCancel(s.base)
+	s.sm = socketmode.New(b.api, socketmode.OptionLog(discardLogger{}))
+	return s
+}
+
+// discardLogger silences slack-go's own logger (it logs payloads in debug mode).
+type discardLogger struct{}
+
+func (discardLogger) Output(int, string) error { return nil }
+
+// dispatch handles one Socket Mode event on Run's goroutine: it acknowledges
+// the envelope at once, filters and de-duplicates, applies the limits and
+// starts the work on a tracked goroutine. It never blocks on Slack's Web API
+// or on the Answerer.
+func (b *Bot) dispatch(s *session, evt socketmode.Event) {
+	ctx := s.smCtx
+	if r := evt.Request; r != nil && r.EnvelopeID != "" {
+		if err := s.sm.AckCtx(ctx, r.EnvelopeID, nil); err != nil {
+			b.log.WarnContext(ctx, "bot: ack failed", "envelope_id", r.EnvelopeID, "err", err)
+		}
+	}
+	switch evt.Type {
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		if !b.connected.Swap(true) {
+			b.log.InfoContext(ctx, "bot: connected to Slack")
+		}
+	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
+		b.connected.Store(false)
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
+		b.connected.Store(false)
+		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+			b.log.WarnContext(ctx, "bot: connection failed; retrying", "attempt", e.Attempt, "backoff", e.Backoff, "err", e.ErrorObj)
+		}
+	case socketmode.EventTypeErrorBadMessage:
+		b.ackUnparsed(s, evt)
+	case socketmode.EventTypeEventsAPI:
+		b.onEventsAPI(s, evt)
+	case socketmode.EventTypeSlashCommand:
+		cmd, ok := evt.Data.(slack.SlashCommand)
+		if !ok {
+			return
+		}
+		b.inflight.Add(1)
+		go func() {
+			defer b.inflight.Done()
+			b.onSlash(s, cmd)
+		}()
+	}
+}
+
+// ackUnparsed acknowledges an envelope that slack-go could not parse (an
+// event type it does not know), so that Slack does not redeliver it forever.
+func (b *Bot) ackUnparsed(s *session, evt socketmode.Event) {
+	bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
+	if !ok {
+		return
+	}
+	var env struct {
+		EnvelopeID string `json:"envelope_id"`
+		Type       string `json:"type"`
+	}
+	if json.Unmarshal(bad.Message, &env) != nil || env.EnvelopeID == "" {
+		return
+	}
+	b.log.WarnContext(s.smCtx, "bot: unparsable envelope acknowledged", "envelope_id", env.EnvelopeID, "type", env.Type, "err", bad.Cause)
+	if err := s.sm.AckCtx(s.smCtx, env.EnvelopeID, nil); err != nil {
+		b.log.WarnContext(s.smCtx, "bot: ack failed", "envelope_id", env.EnvelopeID, "err", err)
+	}
+}
+
+func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
+	ctx := s.smCtx
+	api, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok || api.Type != slackevents.CallbackEvent {
+		return
+	}
+	var eventID string
+	if cb, ok := api.Data.(*slackevents.EventsAPICallbackEvent); ok {
+		eventID = cb.EventID
+	}
+	var q question
+	switch ev := api.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		q, ok = fromMention(ev, eventID, b.self, b.selfBot)
+	case *slackevents.MessageEvent:
+		q, ok = fromDM(ev, eventID, b.self)
+	default:
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	retry := 0
+	if evt.Request != nil {
+		retry = evt.Request.RetryAttempt
+	}
+	// One reply per question: Slack redelivers an event under a new envelope
+	// with the same event_id, and a mention in a DM can arrive both as
+	// app_mention and as message.im, with different event_ids.
+	if !b.seenEvents.firstTime(eventID) {
+		b.log.InfoContext(ctx, "bot: duplicate event ignored", "event_id", eventID, "retry_attempt", retry)
+		return
+	}
+	if !b.seenMsgs.firstTime(q.Channel + ":" + q.TS) {
+		b.log.InfoContext(ctx, "bot: message already taken", "event_id", eventID, "channel", q.Channel, "ts", q.TS)
+		return
+	}
+	b.met.questions.Inc()
+	attrs := []any{"event_id", eventID, "kind", q.Kind, "channel", q.Channel, "user", q.User, "ts", q.TS, "chars", q.Chars, "retry_attempt", retry}
+	if q.Text == "" {
+		b.log.InfoContext(ctx, "bot: empty question; sending help", attrs...)
+		b.goNotice(s, q, b.helpText())
+		return
+	}
+	if max := b.cfg.MaxQuestionChars; max > 0 && q.Chars > max {
+		b.met.rateLimited.WithLabelValues(string(limitLength)).Inc()
+		b.log.InfoContext(ctx, "bot: question too long", attrs...)
+		b.goNotice(s, q, limitText(verdict{Limit: limitLength}, q.Chars, max))
+		return
+	}
+	if v := b.limits.allow(q.User); v.Limit != limitNone {
+		b.met.rateLimited.WithLabelValues(string(v.Limit)).Inc()
+		b.log.InfoContext(ctx, "bot: question limited", append(attrs, "limit", string(v.Limit), "wait", v.Wait)...)
+		b.goNotice(s, q, limitText(v, q.Chars, b.cfg.MaxQuestionChars))
+		return
+	}
+	b.log.InfoContext(ctx, "bot: question taken", append(attrs, "queued", b.slots.queued())...)
+	slot := b.slots.reserve() // in arrival order, on this goroutine
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		b.answer(s, q, slot)
+	}()
+}
+
+// goNotice posts a short reply to q on a tracked goroutine.
+func (b *Bot) goNotice(s *session, q question, mrkdwn string) {
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		if _, err := b.post(s.base, q.Channel, q.ThreadTS, renderNotice(mrkdwn)); err != nil {
+			b.log.WarnContext(s.base, "bot: post notice failed", "event_id", q.EventID, "channel", q.Channel, "err", err)
+		}
+	}()
+}
+
+// logAttrs are the fields logged about a question: ids and sizes, never text.
+func logAttrs(q question) []slog.Attr {
+	return []slog.Attr{
+		slog.String("event_id", q.EventID), slog.String("kind", q.Kind), slog.String("channel", q.Channel),
+		slog.String("user", q.User), slog.String("ts", q.TS), slog.Int("chars", q.Chars),
+	}
+}

@@ -1,0 +1,128 @@
+package bot
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack/slackevents"
+)
+
+// A question is one message for the bot, taken from an event.
+type question struct {
+	EventID  string
+	Kind     string // "mention" or "dm", for logs and metrics
+	User     string
+	Channel  string
+	TS       string // the question message, for the reaction
+	ThreadTS string // where the reply goes; "" is the top level of a DM
+	ConvKey  string // the conversation it belongs to
+	ConvTTL  time.Duration
+	Text     string // cleaned: mentions of the bot removed, entities decoded
+	Chars    int    // length of Text in characters
+}
+
+// fromMention makes a question of an app_mention. ok is false for events the
+// bot must not answer: from a bot, from itself, edited or empty of a user.
+func fromMention(ev *slackevents.AppMentionEvent, eventID, self, selfBot string) (question, bool) {
+	if ev.BotID != "" || ev.User == "" || ev.User == self || (selfBot != "" && ev.BotID == selfBot) || ev.Edited != nil {
+		return question{}, false
+	}
+	thread := ev.ThreadTimeStamp
+	if thread == "" {
+		thread = ev.TimeStamp
+	}
+	q := question{
+		EventID:  eventID,
+		Kind:     "mention",
+		User:     ev.User,
+		Channel:  ev.Channel,
+		TS:       ev.TimeStamp,
+		ThreadTS: thread,
+		ConvKey:  ev.Channel + ":" + thread,
+		ConvTTL:  threadTTL,
+		Text:     cleanText(ev.Text, self),
+	}
+	q.Chars = utf8.RuneCountInString(q.Text)
+	return q, true
+}
+
+// fromDM makes a question of a message in a DM with the bot. ok is false for
+// anything else: other channel types, subtypes (edits, deletions, bot
+// messages, joins), bots, and the bot's own messages echoed back.
+func fromDM(ev *slackevents.MessageEvent, eventID, self string) (question, bool) {
+	if ev.ChannelType != "im" || ev.SubType != "" || ev.BotID != "" || ev.User == "" || ev.User == self {
+		return question{}, false
+	}
+	q := question{
+		EventID:  eventID,
+		Kind:     "dm",
+		User:     ev.User,
+		Channel:  ev.Channel,
+		TS:       ev.TimeStamp,
+		ThreadTS: ev.ThreadTimeStamp, // a DM is answered where it was asked
+		ConvKey:  directConvKeyPrefix + ev.Channel,
+		ConvTTL:  directConvTTL,
+		Text:     cleanText(ev.Text, self),
+	}
+	if ev.ThreadTimeStamp != "" {
+		q.ConvKey, q.ConvTTL = ev.Channel+":"+ev.ThreadTimeStamp, threadTTL
+	}
+	q.Chars = utf8.RuneCountInString(q.Text)
+	return q, true
+}
+
+// cleanText turns a message's text into the question as a person wrote it:
+// the bot's own mention is removed, other mentions and links become their
+// visible text, and Slack's entities (&amp; &lt; &gt;) are decoded.
+func cleanText(s, self string) string {
+	var sb strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			sb.WriteString(s)
+			break
+		}
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			sb.WriteString(s)
+			break
+		}
+		sb.WriteString(s[:i])
+		sb.WriteString(controlText(s[i+1:i+j], self))
+		s = s[i+j+1:]
+	}
+	out := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(sb.String())
+	return strings.Join(strings.Fields(out), " ")
+}
+
+// controlText is what a <…> sequence shows: <@U1|ann> → @ann, <#C1|sales> →
+// #sales, <!here> → @here, <https://x|label> → label, <https://x> → https://x.
+func controlText(inner, self string) string {
+	target, label, hasLabel := strings.Cut(inner, "|")
+	switch {
+	case strings.HasPrefix(target, "@"):
+		if target[1:] == self {
+			return ""
+		}
+		if hasLabel {
+			return "@" + label
+		}
+		return target
+	case strings.HasPrefix(target, "#"):
+		if hasLabel {
+			return "#" + label
+		}
+		return target
+	case strings.HasPrefix(target, "!"):
+		if hasLabel {
+			return label
+		}
+		name, _, _ := strings.Cut(target[1:], "^")
+		return "@" + name
+	}
+	if hasLabel {
+		return label
+	}
+	return strings.TrimPrefix(target, "mailto:")
+}

@@ -1,0 +1,771 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/slack-go/slack"
+
+	"sqlbot/agent"
+)
+
+// Block Kit limits (https://api.slack.com/reference/block-kit/blocks) and the
+// shape of the preview. The preview numbers are a judgement: ten rows read at
+// a glance, and lines wider than about 96 characters wrap in a desktop
+// client's code block, which destroys the alignment.
+const (
+	maxSectionChars = 3000 // a section's text
+	maxBlocks       = 50   // blocks in one message
+	maxContextChars = 600  // one context line
+	// maxMessageChars bounds the text of all blocks of one message. Slack
+	// refuses more than about 13,000 (msg_blocks_too_long; undocumented):
+	// an answer (3000) + SQL (3000) + preview (3000) + two context lines fit.
+	maxMessageChars  = 11000
+	maxFallbackChars = 400 // the notification text; the blocks carry the rest
+
+	previewRows       = 10 // rows shown in the monospace preview
+	previewCellMax    = 30 // display columns per cell before it is cut with …
+	previewLineMax    = 96 // display columns per preview line
+	previewColSep     = "  "
+	csvFileName       = "sqlbot-result.csv"
+	ellipsis          = "…"
+	zeroWidthSpace    = "\u200b"
+	refusedByModel    = "model"
+	maxShownReasons   = 3 // earlier refusals listed under an answer
+	maxAnswerSections = 4 // sections for a (very) long answer in words
+)
+
+// A reply is one rendered Slack message: Block Kit blocks with a plain-text
+// fallback, and optionally a CSV file to upload into the same thread.
+type reply struct {
+	Text   string        `json:"text"`
+	Blocks []slack.Block `json:"blocks"`
+	// CSV, when non-nil, holds every row of the result; it is uploaded as a
+	// file next to the message because the preview cut rows or columns.
+	CSV      []byte `json:"-"`
+	CSVTitle string `json:"-"`
+}
+
+// golden renders r as the JSON Slack receives (text and blocks, as Block Kit
+// Builder accepts them), followed by the CSV if any, for golden files.
+func (r reply) golden() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		fmt.Fprintf(&buf, "encode: %v\n", err)
+	}
+	if r.CSV != nil {
+		fmt.Fprintf(&buf, "-- %s (%s) --\n%s", csvFileName, r.CSVTitle, r.CSV)
+	}
+	return buf.Bytes()
+}
+
+// A failure is why no answer could be given, as far as a user needs to know.
+type failure int
+
+const (
+	failInternal failure = iota // a bug or an unexpected error: "something went wrong"
+	failProvider                // no model provider answered
+	failTimeout                 // the answer took too long
+	failShutdown                // the bot was stopping and gave up on the question
+	failNoModel                 // no model is configured: say how to configure one
+)
+
+// renderResult turns an answer into the message that is posted. res is the
+// agent's result (never nil here); the user sees only what is safe: the
+// model's answer, SQL, rows, refusal reasons and fixed sentences.
+func renderResult(res *agent.Result) reply {
+	switch res.Outcome {
+	case agent.Answered:
+		return renderAnswer(res)
+	case agent.Refused:
+		return renderRefusal(res)
+	case agent.Budget:
+		return renderBudget(res)
+	case agent.Unanswerable:
+		return renderUnanswerable(res)
+	default:
+		return renderFailure(failProvider)
+	}
+}
+
+func renderAnswer(res *agent.Result) reply {
+	var b blockList
+	answer := modelText(res.Answer)
+	if answer == "" {
+		answer = "Here is what the query returned."
+	}
+	b.section(escape(answer))
+	if res.FinalSQL != "" {
+		b.section(codeBlock(res.FinalSQL))
+	}
+	var r reply
+	var shown, shownCols int
+	if len(res.Columns) > 0 {
+		var text string
+		text, shown, shownCols = preview(res.Columns, res.Rows)
+		b.section(text)
+		if shown < len(res.Rows) || shownCols < len(res.Columns) {
+			r.CSV = toCSV(res.Columns, res.Rows)
+			r.CSVTitle = "All " + plural(len(res.Rows), "row") + " of the result"
+			if res.Truncated {
+				r.CSVTitle = "The first " + plural(len(res.Rows), "row") + " of the result (the row limit)"
+			}
+		}
+	}
+	line := contextLine(res, true)
+	if r.CSV != nil {
+		note := "first " + strconv.Itoa(shown) + " shown"
+		if shownCols < len(res.Columns) {
+			note = "first " + plural(shown, "row") + " and " + strconv.Itoa(shownCols) + " of " + strconv.Itoa(len(res.Columns)) + " columns shown"
+		}
+		line += " (" + note + "; all in the CSV below)"
+	}
+	b.context(line)
+	if n := refusedAlongTheWay(res.Statements); n != "" {
+		b.context(n)
+	}
+	r.Text = fallback(answer)
+	r.Blocks = b.blocks()
+	return r
+}
+
+func renderRefusal(res *agent.Result) reply {
+	var b blockList
+	layer, reason, sql := refusedByModel, "", ""
+	if s := res.Refusal; s != nil {
+		layer, reason, sql = s.Layer, strings.TrimRight(strings.TrimSpace(s.Reason), "."), s.SQL
+	}
+	head := ":no_entry: *I didn't run that.* "
+	switch {
+	case layer == refusedByModel:
+		head += "The model declined before writing any SQL."
+	case reason != "":
+		head += "Refused by " + layerName(layer) + ": " + escape(reason) + "."
+	default:
+		head += "Refused by " + layerName(layer) + "."
+	}
+	b.section(head)
+	if sql != "" {
+		b.section("*The refused SQL:*\n" + codeBlock(sql))
+	}
+	if a := modelText(res.Answer); a != "" {
+		b.section(escape(a))
+	}
+	b.context(contextLine(res, false) + " · nothing was changed: I only read data")
+	text := "I didn't run that: refused by " + layerName(layer)
+	if reason != "" {
+		text += ": " + reason
+	}
+	return reply{Text: fallback(text), Blocks: b.blocks()}
+}
+
+func renderBudget(res *agent.Result) reply {
+	var b blockList
+	b.section(":hourglass: *I stopped after " + plural(res.Steps, "step") + " without a final answer.* " +
+		"Try a narrower question: name the measure, the period or the table you mean.")
+	if n := len(res.Statements); n > 0 {
+		b.section("*The last SQL I tried:*\n" + codeBlock(res.Statements[n-1].SQL))
+	}
+	b.context(contextLine(res, false))
+	return reply{Text: fallback("I stopped after " + plural(res.Steps, "step") + " without a final answer."), Blocks: b.blocks()}
+}
+
+func renderUnanswerable(res *agent.Result) reply {
+	var b blockList
+	answer := modelText(res.Answer)
+	if answer == "" {
+		answer = "The data I can read doesn't hold the answer to that."
+	}
+	b.section(":mag: " + escape(answer))
+	if res.FinalSQL != "" {
+		b.section("*What I checked:*\n" + codeBlock(res.FinalSQL))
+	}
+	b.context(contextLine(res, res.FinalSQL != ""))
+	return reply{Text: fallback(answer), Blocks: b.blocks()}
+}
+
+// renderFailure is the message for an answer that could not be given. It
+// never contains error text, only fixed sentences.
+func renderFailure(f failure) reply {
+	var text string
+	switch f {
+	case failProvider:
+		text = "Sorry, I couldn't reach the language model to answer this just now. Please try again in a few minutes."
+	case failTimeout:
+		text = "Sorry, this took too long and I stopped. Try a narrower question."
+	case failShutdown:
+		text = "Sorry, I was restarting and couldn't finish this one. Please ask again in a minute."
+	case failNoModel:
+		text = agent.NoModelHelp
+	default:
+		text = "Sorry, something went wrong on my side while answering. It has been logged; please try again."
+	}
+	var b blockList
+	b.section(":warning: " + escape(text))
+	return reply{Text: fallback(text), Blocks: b.blocks()}
+}
+
+// renderNotice is a short message in words: help, limits, progress.
+// text is mrkdwn written by this package (not escaped here).
+func renderNotice(text string) reply {
+	var b blockList
+	b.sections(text)
+	return reply{Text: fallback(plainFallback(text)), Blocks: b.blocks()}
+}
+
+// modelText adapts the Markdown that models write to Slack's mrkdwn
+// (**bold** is *bold*, a ```sql fence is a plain one). It does not escape.
+func modelText(s string) string {
+	s = strings.ReplaceAll(s, "**", "*")
+	s = strings.ReplaceAll(s, "```sql\n", "```")
+	return strings.TrimSpace(s)
+}
+
+// contextLine is "provider · N steps · 2.1 s · 37 rows".
+func contextLine(res *agent.Result, withRows bool) string {
+	var parts []string
+	if p := providerName(res.Provider); p != "" {
+		parts = append(parts, escape(p))
+	}
+	parts = append(parts, plural(res.Steps, "step"), seconds(res.Elapsed))
+	if withRows {
+		rows := plural(len(res.Rows), "row")
+		if res.Truncated {
+			rows = strconv.Itoa(len(res.Rows)) + "+ rows"
+		}
+		parts = append(parts, rows)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// refusedAlongTheWay notes statements refused before the answer, so that no
+// refusal is silent.
+func refusedAlongTheWay(stmts []agent.Statement) string {
+	var refused []agent.Statement
+	for _, s := range stmts {
+		if s.Status == "refused" {
+			refused = append(refused, s)
+		}
+	}
+	if len(refused) == 0 {
+		return ""
+	}
+	var reasons []string
+	for i, s := range refused {
+		if i == maxShownReasons {
+			reasons = append(reasons, "…")
+			break
+		}
+		reasons = append(reasons, layerName(s.Layer)+": "+escape(s.Reason))
+	}
+	return ":no_entry: " + plural(len(refused), "earlier statement") + " refused on the way (" + strings.Join(reasons, "; ") + ")"
+}
+
+// providerName is what users see of a provider: "openai:gpt-4o-mini", without
+// the endpoint that may follow an "@" (an internal host name is nobody's business).
+func providerName(p string) string {
+	if i := strings.Index(p, "@"); i >= 0 {
+		p = p[:i]
+	}
+	return strings.TrimSpace(p)
+}
+
+// layerName names a safety layer for people.
+func layerName(layer string) string {
+	switch layer {
+	case "guard":
+		return "the SQL guard"
+	case "authorizer":
+		return "the database authorizer"
+	case "readonly":
+		return "the read-only connection"
+	case "limit":
+		return "a result limit"
+	case "timeout":
+		return "the time limit"
+	case refusedByModel, "":
+		return "the model"
+	}
+	return "the " + escape(layer) + " check"
+}
+
+// preview renders the first rows as an aligned monospace table in a code
+// block that fits one section. It returns the mrkdwn and how many rows and
+// columns it shows.
+func preview(cols []string, rows [][]any) (text string, shownRows, shownCols int) {
+	if len(cols) == 0 {
+		return "_(no columns)_", 0, 0
+	}
+	n := min(len(rows), previewRows)
+	cells := make([][]string, n+1)
+	cells[0] = make([]string, len(cols))
+	for j, c := range cols {
+		cells[0][j] = cell(c)
+	}
+	numeric := make([]bool, len(cols))
+	for j := range cols {
+		numeric[j] = true
+		for _, row := range rows[:n] {
+			if j < len(row) && row[j] != nil && !isNumber(row[j]) {
+				numeric[j] = false
+			}
+		}
+	}
+	for i, row := range rows[:n] {
+		cells[i+1] = make([]string, len(cols))
+		for j := range cols {
+			var v any
+			if j < len(row) {
+				v = row[j]
+			}
+			cells[i+1][j] = cell(display(v))
+		}
+	}
+	widths := make([]int, len(cols))
+	for _, row := range cells {
+		for j, c := range row {
+			widths[j] = max(widths[j], runewidth.StringWidth(c))
+		}
+	}
+	// Keep the columns that fit on a line; the CSV has the rest.
+	shownCols, line := 0, 0
+	for j, w := range widths {
+		add := w
+		if j > 0 {
+			add += len(previewColSep)
+		}
+		if shownCols > 0 && line+add > previewLineMax {
+			break
+		}
+		line += add
+		shownCols++
+	}
+	render := func(nrows int) string {
+		var sb strings.Builder
+		for i, row := range cells[:nrows+1] {
+			var ln strings.Builder
+			for j := range shownCols {
+				if j > 0 {
+					ln.WriteString(previewColSep)
+				}
+				ln.WriteString(pad(row[j], widths[j], numeric[j] && i > 0))
+			}
+			sb.WriteString(strings.TrimRight(ln.String(), " "))
+			sb.WriteByte('\n')
+			if i == 0 {
+				var rule strings.Builder
+				for j := range shownCols {
+					if j > 0 {
+						rule.WriteString(previewColSep)
+					}
+					rule.WriteString(strings.Repeat("-", widths[j]))
+				}
+				sb.WriteString(rule.String())
+				sb.WriteByte('\n')
+			}
+		}
+		if nrows == 0 {
+			sb.WriteString("(no rows)\n")
+		}
+		return "```" + escape(defuseFence(strings.TrimRight(sb.String(), "\n"))) + "```"
+	}
+	// Escaping can lengthen a row (& becomes &amp;): drop rows until it fits.
+	for shownRows = n; shownRows > 0; shownRows-- {
+		if text = render(shownRows); utf8.RuneCountInString(text) <= maxSectionChars {
+			return text, shownRows, shownCols
+		}
+	}
+	return render(0), 0, shownCols
+}
+
+// pad aligns s in a column of width w (display columns).
+func pad(s string, w int, right bool) string {
+	gap := w - runewidth.StringWidth(s)
+	if gap <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", gap) + s
+	}
+	return s + strings.Repeat(" ", gap)
+}
+
+// cell makes s fit a preview cell: one line, no control characters, at most
+// previewCellMax display columns, cut with … .
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			return '?'
+		}
+		return r
+	}, s)
+	if runewidth.StringWidth(s) > previewCellMax {
+		s = strings.TrimRight(runewidth.Truncate(s, previewCellMax-1, ""), " ") + ellipsis
+	}
+	return s
+}
+
+// display formats one value for people: NULL for nil, up to six decimals.
+func display(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case float64:
+		return formatFloat(x, 6)
+	case float32:
+		return formatFloat(float64(x), 6)
+	}
+	return raw(v)
+}
+
+// raw formats one value exactly, as the CSV holds it (nil is empty).
+func raw(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		if utf8.Valid(x) {
+			return string(x)
+		}
+		return "0x" + hex.EncodeToString(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return formatFloat(x, -1)
+	case float32:
+		return formatFloat(float64(x), -1)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case json.Number:
+		return x.String()
+	case fmt.Stringer:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// formatFloat writes f without an exponent for everyday magnitudes; decimals
+// < 0 means as many as needed to round-trip.
+func formatFloat(f float64, decimals int) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if a := math.Abs(f); a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', decimals, 64)
+	if decimals > 0 && strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int, int32, int64, uint64, float32, float64, json.Number:
+		return true
+	}
+	return false
+}
+
+// toCSV writes every row. A text cell that a spreadsheet would run as a
+// formula (=, +, -, @, tab, CR at the start) is prefixed with ' (OWASP's
+// advice on CSV injection); numbers are written as they are.
+func toCSV(cols []string, rows [][]any) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	rec := make([]string, len(cols))
+	for j, c := range cols {
+		rec[j] = defuseFormula(c)
+	}
+	_ = w.Write(rec) // a bytes.Buffer does not fail
+	for _, row := range rows {
+		for j := range cols {
+			var v any
+			if j < len(row) {
+				v = row[j]
+			}
+			s := raw(v)
+			if !isNumber(v) {
+				s = defuseFormula(s)
+			}
+			rec[j] = s
+		}
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+func defuseFormula(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// escape makes untrusted text inert in mrkdwn: Slack reads &, < and > as the
+// start of entities, links and mentions (<!channel>, <@U…>, <http://…|…>).
+func escape(s string) string {
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for _, r := range s {
+		switch r {
+		case '&':
+			sb.WriteString("&amp;")
+		case '<':
+			sb.WriteString("&lt;")
+		case '>':
+			sb.WriteString("&gt;")
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// codeBlock puts s in a ``` block that fits one section: escaped, with runs of
+// backticks broken so that s cannot end the block, and cut with a note when
+// it is too long.
+func codeBlock(s string) string {
+	s = defuseFence(strings.TrimSpace(s))
+	const fence = "```"
+	budget := maxSectionChars - 2*len(fence) - 60 // room for the "cut" note
+	e := escape(s)
+	if utf8.RuneCountInString(e) <= maxSectionChars-2*len(fence) {
+		return fence + e + fence
+	}
+	// Cut on the unescaped text, so that no entity is split in half.
+	runes := []rune(s)
+	keep, used := 0, 0
+	for i, r := range runes {
+		w := 1
+		switch r {
+		case '&':
+			w = len("&amp;")
+		case '<', '>':
+			w = len("&lt;")
+		}
+		if used+w > budget {
+			break
+		}
+		used += w
+		keep = i + 1
+	}
+	return fence + escape(string(runes[:keep])) + "\n" + ellipsis + " (" + plural(len(runes)-keep, "more character") + ")" + fence
+}
+
+// defuseFence breaks runs of backticks (with zero-width spaces, which do
+// not change the display width) so that s cannot close a ``` block.
+func defuseFence(s string) string {
+	for strings.Contains(s, "``") {
+		s = strings.ReplaceAll(s, "``", "`"+zeroWidthSpace+"`")
+	}
+	if strings.HasPrefix(s, "`") {
+		s = zeroWidthSpace + s
+	}
+	if strings.HasSuffix(s, "`") {
+		s += zeroWidthSpace
+	}
+	return s
+}
+
+// splitMrkdwn cuts text written as mrkdwn into pieces of at most size runes,
+// at line ends where it can, keeping ``` blocks balanced in every piece.
+func splitMrkdwn(text string, size int) []string {
+	const fence = "```"
+	var parts []string
+	var cur strings.Builder
+	inCode := false // whether cur is inside an open ``` block
+	curLen := 0
+	flush := func() {
+		s := cur.String()
+		if inCode {
+			s += fence
+		}
+		if strings.TrimSpace(s) != "" {
+			parts = append(parts, s)
+		}
+		cur.Reset()
+		curLen = 0
+		if inCode {
+			cur.WriteString(fence)
+			curLen = len(fence)
+		}
+	}
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		for line != "" {
+			room := size - curLen - len(fence) - 1 // keep room to close a fence
+			n := utf8.RuneCountInString(line)
+			if n <= room {
+				cur.WriteString(line)
+				curLen += n
+				if strings.Count(line, fence)%2 == 1 {
+					inCode = !inCode
+				}
+				break
+			}
+			if curLen > len(fence) {
+				flush()
+				continue
+			}
+			// A single line longer than a section: cut it.
+			r := []rune(line)
+			cut := max(room, 1)
+			chunk := string(r[:cut])
+			cur.WriteString(chunk)
+			curLen += cut
+			if strings.Count(chunk, fence)%2 == 1 {
+				inCode = !inCode
+			}
+			line = string(r[cut:])
+			flush()
+		}
+	}
+	flush()
+	return parts
+}
+
+// fallback is the notification text: short, escaped, one paragraph.
+func fallback(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > maxFallbackChars {
+		s = string([]rune(s)[:maxFallbackChars-1]) + ellipsis
+	}
+	return escape(s)
+}
+
+// plainFallback strips the mrkdwn this package writes (entities stay
+// escaped, which fallback would double) and returns plain text for fallback.
+func plainFallback(mrkdwn string) string {
+	r := strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "*", "", "`", "")
+	return r.Replace(mrkdwn)
+}
+
+// plural is "1 row", "37 rows".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// seconds is "0.4 s", "2.1 s", "1 min 5 s".
+func seconds(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// blockList collects blocks within Slack's limits: at most maxBlocks, each
+// section at most maxSectionChars, all text at most maxMessageChars.
+// What does not fit is cut with … or left out, with a note.
+type blockList struct {
+	list  []slack.Block
+	total int  // characters of text so far
+	cut   bool // something was left out
+}
+
+// room is how many characters may still be added, keeping some for a note.
+func (b *blockList) room() int { return maxMessageChars - b.total - len(cutNote) }
+
+const cutNote = "_(cut here: the rest did not fit in one Slack message)_"
+
+func (b *blockList) add(block slack.Block, chars int) {
+	b.list = append(b.list, block)
+	b.total += chars
+}
+
+func (b *blockList) section(mrkdwn string) {
+	if strings.TrimSpace(mrkdwn) == "" {
+		return
+	}
+	limit := min(maxSectionChars, b.room())
+	if len(b.list) >= maxBlocks-1 || limit < 200 {
+		b.cut = true
+		return
+	}
+	if utf8.RuneCountInString(mrkdwn) > limit {
+		mrkdwn = cutEscaped(mrkdwn, limit)
+	}
+	b.add(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false), nil, nil), utf8.RuneCountInString(mrkdwn))
+}
+
+// sections adds mrkdwn as sections, split at line ends where it can, as far
+// as the message has room.
+func (b *blockList) sections(mrkdwn string) {
+	for _, part := range splitMrkdwn(mrkdwn, maxSectionChars) {
+		b.section(part)
+	}
+}
+
+func (b *blockList) context(mrkdwn string) {
+	if strings.TrimSpace(mrkdwn) == "" || len(b.list) >= maxBlocks-1 {
+		return
+	}
+	if utf8.RuneCountInString(mrkdwn) > maxContextChars {
+		mrkdwn = cutEscaped(mrkdwn, maxContextChars)
+	}
+	b.add(slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false)), utf8.RuneCountInString(mrkdwn))
+}
+
+// blocks returns the blocks, ending with a note if something was cut.
+func (b *blockList) blocks() []slack.Block {
+	if b.cut {
+		b.list = append(b.list, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, cutNote, false, false)))
+		b.cut = false
+	}
+	return b.list
+}
+
+// cutEscaped shortens escaped mrkdwn to at most n runes, ending in …, without
+// splitting an entity (&amp; &lt; &gt;) and closing an open ``` block.
+func cutEscaped(s string, n int) string {
+	r := []rune(s)
+	keep := n - 4 // room for … and a closing ```
+	if keep < 0 {
+		keep = 0
+	}
+	if amp := strings.LastIndex(string(r[:keep]), "&"); amp >= 0 && !strings.Contains(string(r[:keep])[amp:], ";") {
+		keep = utf8.RuneCountInString(string(r[:keep])[:amp])
+	}
+	if sp := strings.LastIndexAny(string(r[:keep]), " \n"); sp > 0 && utf8.RuneCountInString(string(r[:keep])[:sp]) > keep*3/4 {
+		keep = utf8.RuneCountInString(string(r[:keep])[:sp])
+	}
+	out := strings.TrimRight(string(r[:keep]), " \n") + ellipsis
+	if strings.Count(out, "```")%2 == 1 {
+		out += "```"
+	}
+	return out
+}
