@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -50,6 +51,21 @@ type Config struct {
 	HTTPAddr  string `env:"SQLBOT_HTTP_ADDR"`
 	LogFormat string `env:"SQLBOT_LOG_FORMAT" envDefault:"text"`
 	LogLevel  string `env:"SQLBOT_LOG_LEVEL" envDefault:"info"`
+
+	XDGCacheHome string `env:"XDG_CACHE_HOME"` // where the demo database is cached
+	Home         string `env:"HOME"`
+}
+
+// CacheDir returns the directory for sqlbot's cached files (the demo
+// database): $XDG_CACHE_HOME/sqlbot, else $HOME/.cache/sqlbot.
+func (c Config) CacheDir() (string, error) {
+	switch {
+	case c.XDGCacheHome != "":
+		return filepath.Join(c.XDGCacheHome, "sqlbot"), nil
+	case c.Home != "":
+		return filepath.Join(c.Home, ".cache", "sqlbot"), nil
+	}
+	return "", errors.New("config: neither XDG_CACHE_HOME nor HOME is set; set SQLBOT_DB or pass --db")
 }
 
 // DefaultOpenAIBaseURL is used when OPENAI_API_KEY is set without OPENAI_BASE_URL.

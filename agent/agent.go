@@ -1,0 +1,242 @@
+// Package agent answers one question about a database by letting a language
+// model call three tools (list_tables, describe_table, run_sql) over an
+// OpenAI-compatible chat-completions API, within a budget of model calls.
+//
+// Safety contract: the model never touches the database directly. Every
+// statement it proposes goes through guard.Check and then the read-only
+// Querier (roconn), in that order; schema descriptions come from the
+// Querier's precomputed Objects, never from model-written SQL. Refusals and
+// SQL errors are results that go back to the model as JSON tool messages, and
+// tool results are passed as data, never as instructions. The loop is bounded
+// by Options.MaxSteps model calls; only context errors and provider failures
+// end it early. Logs never carry the question or answer text at info level.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"sqlbot/guard"
+	"sqlbot/roconn"
+)
+
+// Model is one chat-completions endpoint, or a chain of them with fail-over.
+// Complete returns the response and the name of the provider that served it
+// (a host and model name, never a key). Implementations must honour ctx.
+type Model interface {
+	Complete(ctx context.Context, req openai.ChatCompletionRequest) (resp openai.ChatCompletionResponse, provider string, err error)
+}
+
+// Querier is what the loop needs of roconn.DB: run a checked statement, and
+// the precomputed description of what the policy exposes.
+type Querier interface {
+	Query(ctx context.Context, query string) (*roconn.Result, error)
+	Objects() []roconn.Object
+	Object(name string) (roconn.Object, bool)
+	Rules() []string
+}
+
+// DefaultMaxSteps is the number of model calls per question when
+// Options.MaxSteps is zero.
+const DefaultMaxSteps = 6
+
+// maxHistoryTurns bounds how many earlier turns of a conversation are sent
+// with a question; older ones are dropped, oldest first.
+const maxHistoryTurns = 8
+
+// Options are an Agent's tunables. The zero value is usable.
+type Options struct {
+	// MaxSteps is the most model calls per question (default DefaultMaxSteps).
+	MaxSteps int
+	// ModelName is the model field of every request. A Provider with its own
+	// Model overrides it, so it matters only for providers without one.
+	ModelName string
+	// Now is the clock used for Result.Elapsed (default time.Now).
+	Now func() time.Time
+}
+
+// An Agent answers questions with a Model over a Querier. It is safe for
+// concurrent use: Ask keeps all of its state on its own stack.
+type Agent struct {
+	model  Model
+	db     Querier
+	guard  *guard.Guard
+	log    *slog.Logger
+	opt    Options
+	prompt string        // the system prompt, identical for every question
+	tools  []openai.Tool // the tool definitions, identical for every question
+}
+
+// New returns an Agent that asks m and runs the model's SQL through g and
+// then q. The system prompt is computed once here from q.Objects and
+// q.Rules. Logs go to lg (nil: discarded).
+func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
+	if opt.MaxSteps <= 0 {
+		opt.MaxSteps = DefaultMaxSteps
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{model: m, db: q, guard: g, log: lg, opt: opt, tools: toolDefs()}
+	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
+	return a
+}
+
+// SystemPrompt returns the system message sent with every question: the
+// exposed schema with its meanings, the house rules and the instructions.
+// Its bytes depend only on the database, the policy and MaxSteps.
+func (a *Agent) SystemPrompt() string { return a.prompt }
+
+// Ask answers one question, with the conversation's earlier turns.
+//
+// Ask returns a non-nil Result whenever it can. The error is non-nil exactly
+// when Result.Outcome is Failed: the model could not be reached (it wraps
+// ErrNoProvider, or is a *ProviderError for a 4xx answer), no model is
+// configured (it wraps ErrNoModel, and Result.Answer says how to set one), or
+// ctx ended (it wraps ctx.Err()). A spent budget is not an error: the Result
+// has Outcome Budget and an Answer that says so, with the last SQL.
+func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
+	start := a.opt.Now()
+	res := &Result{Question: req.Question}
+	st := &run{res: res}
+	msgs := a.messages(req)
+
+	err := a.loop(ctx, st, msgs)
+	res.Elapsed = a.opt.Now().Sub(start)
+	if err != nil {
+		res.Outcome = Failed
+		if errors.Is(err, ErrNoModel) {
+			res.Answer = NoModelHelp
+		}
+	}
+	a.log.LogAttrs(ctx, slog.LevelInfo, "agent: question done",
+		slog.Int("question_chars", len(req.Question)),
+		slog.Int("history_turns", len(req.History)),
+		slog.String("outcome", string(res.Outcome)),
+		slog.Int("steps", res.Steps),
+		slog.Int("statements", len(res.Statements)),
+		slog.String("provider", res.Provider),
+		slog.Duration("elapsed", res.Elapsed),
+		slog.Int("prompt_tokens", res.Tokens.Prompt),
+		slog.Int("completion_tokens", res.Tokens.Completion),
+		slog.Bool("failed", err != nil),
+	)
+	return res, err
+}
+
+// run is the state of one Ask that the tools update.
+type run struct {
+	res *Result
+}
+
+// loop calls the model at most MaxSteps times, running the tools it asks
+// for, and fills in st.res. It returns an error only when the model could not
+// be called or ctx ended.
+func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionMessage) error {
+	res := st.res
+	for step := 1; step <= a.opt.MaxSteps; step++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("agent: step %d: %w", step, err)
+		}
+		req := openai.ChatCompletionRequest{
+			Model:    a.opt.ModelName,
+			Messages: msgs,
+			Tools:    a.tools,
+		}
+		resp, provider, err := a.model.Complete(ctx, req)
+		if provider != "" {
+			res.Provider = provider
+		}
+		if err != nil { // Model errors already say "agent: …"
+			return fmt.Errorf("%w (at step %d)", err, step)
+		}
+		res.Steps++
+		res.Tokens.Prompt += resp.Usage.PromptTokens
+		res.Tokens.Completion += resp.Usage.CompletionTokens
+		if len(resp.Choices) == 0 {
+			return fmt.Errorf("agent: step %d: %s returned no choices", step, provider)
+		}
+		msg := resp.Choices[0].Message
+		if len(msg.ToolCalls) == 0 {
+			text := strings.TrimSpace(msg.Content)
+			if text == "" {
+				text = strings.TrimSpace(msg.Refusal) // OpenAI's structured refusal
+				if text != "" && !hasPrefixFold(text, refusedPrefix) {
+					text = refusedPrefix + " " + text
+				}
+			}
+			if text != "" {
+				res.Answer = text
+				res.Outcome = classify(text, res.Statements)
+				if res.Outcome == Refused {
+					res.Refusal = lastRefusal(res.Statements)
+				}
+				return nil
+			}
+			// An empty reply (some local servers produce one): ask again,
+			// within the same budget.
+			msgs = append(msgs,
+				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "(no reply)"},
+				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: emptyReplyNudge})
+			continue
+		}
+
+		calls := make([]openai.ToolCall, len(msg.ToolCalls))
+		seen := make(map[string]bool, len(msg.ToolCalls))
+		for i, c := range msg.ToolCalls {
+			// Some local servers omit or repeat ids; every tool message must
+			// still answer exactly one call.
+			if c.ID == "" || seen[c.ID] {
+				c.ID = fmt.Sprintf("call_%d_%d", step, i+1)
+			}
+			seen[c.ID] = true
+			if c.Type == "" {
+				c.Type = openai.ToolTypeFunction
+			}
+			c.Index = nil
+			calls[i] = c
+		}
+		msgs = append(msgs, openai.ChatCompletionMessage{
+			Role:      openai.ChatMessageRoleAssistant,
+			Content:   msg.Content,
+			ToolCalls: calls,
+		})
+		for i, c := range calls {
+			var out string
+			if i < maxCallsPerStep {
+				out, err = a.runTool(ctx, st, c.Function.Name, c.Function.Arguments)
+				if err != nil {
+					return fmt.Errorf("agent: step %d: %s: %w", step, c.Function.Name, err)
+				}
+			} else { // every call still needs its tool message
+				out = tooManyCalls
+				res.Trace = append(res.Trace, Step{Tool: c.Function.Name, Args: c.Function.Arguments, Status: statusError})
+			}
+			msgs = append(msgs, openai.ChatCompletionMessage{
+				Role:       openai.ChatMessageRoleTool,
+				Content:    out,
+				ToolCallID: c.ID,
+			})
+		}
+	}
+	res.Outcome = Budget
+	res.Answer = budgetAnswer(a.opt.MaxSteps, res.Statements)
+	return nil
+}
+
+// maxCallsPerStep bounds the tool calls run for one model reply; further
+// calls in the same reply are answered with an error and not run.
+const maxCallsPerStep = 8
+
+var tooManyCalls = fmt.Sprintf(`{"error":"too many tool calls in one turn; at most %d run, the rest were skipped"}`, maxCallsPerStep)
+
+const emptyReplyNudge = "Your last reply was empty. Call a tool, or give your final answer in words."

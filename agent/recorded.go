@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// ErrNoModel is returned, wrapped, by the Recorded model (and so by
+// Agent.Ask, with Outcome Failed and Result.Answer set to NoModelHelp) for a
+// question that is not among the recorded ones when no model is configured.
+var ErrNoModel = errors.New("agent: no model configured")
+
+// NoModelHelp is the answer to a question the recorded model does not know.
+const NoModelHelp = "No language model is configured, so I can only answer the recorded demo questions. " +
+	"To use a hosted model, set OPENAI_API_KEY (and optionally OPENAI_MODEL, e.g. gpt-4o-mini). " +
+	"To use a local OpenAI-compatible server such as Ollama, llama.cpp or vLLM, set " +
+	"OPENAI_BASE_URL=http://localhost:11434/v1 and OPENAI_MODEL to a model it serves (e.g. qwen2.5:7b)."
+
+// RecordedProvider is the provider name the recorded model reports.
+const RecordedProvider = "recorded"
+
+// A Recorded question is one the offline model can answer: its SQL is run
+// through the same guard and Querier as a model's would be.
+type Recorded struct{ Question, SQL string }
+
+// recorded is the offline Model: for a known question it calls run_sql with
+// the stored SQL, then states what came back; for any other it returns
+// ErrNoModel.
+type recorded struct {
+	sql map[string]string // normalized question → SQL
+}
+
+// NewRecorded returns the Model used when no provider is configured. A
+// question matches a recorded one regardless of case, whitespace and
+// punctuation. It reads only the request's messages, so it is stateless and
+// safe for concurrent use.
+func NewRecorded(qs []Recorded) Model {
+	r := &recorded{sql: make(map[string]string, len(qs))}
+	for _, q := range qs {
+		r.sql[normalize(q.Question)] = q.SQL
+	}
+	return r
+}
+
+// normalize lowercases s and reduces it to its letters and digits, one space
+// between words.
+func normalize(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	}), " ")
+}
+
+func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, string, error) {
+	if err := ctx.Err(); err != nil {
+		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("agent: call recorded model: %w", err)
+	}
+	// The question is the last user message; what follows it is this
+	// question's own tool traffic.
+	q := -1
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == openai.ChatMessageRoleUser {
+			q = i
+			break
+		}
+	}
+	if q < 0 {
+		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: no question in the request", ErrNoModel)
+	}
+	sql, ok := r.sql[normalize(req.Messages[q].Content)]
+	if !ok {
+		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: the question is not a recorded one", ErrNoModel)
+	}
+	var lastTool string
+	called := false
+	for _, m := range req.Messages[q+1:] {
+		switch {
+		case m.Role == openai.ChatMessageRoleAssistant && len(m.ToolCalls) > 0:
+			called = true
+		case m.Role == openai.ChatMessageRoleTool:
+			lastTool = m.Content
+		}
+	}
+	if !called {
+		args, _ := json.Marshal(map[string]string{"sql": sql})
+		return reply(openai.ChatCompletionMessage{
+			Role: openai.ChatMessageRoleAssistant,
+			ToolCalls: []openai.ToolCall{{
+				ID: "recorded_1", Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: toolRunSQL, Arguments: string(args)},
+			}},
+		}), RecordedProvider, nil
+	}
+	return reply(openai.ChatCompletionMessage{
+		Role: openai.ChatMessageRoleAssistant, Content: describeToolResult(lastTool),
+	}), RecordedProvider, nil
+}
+
+func reply(m openai.ChatCompletionMessage) openai.ChatCompletionResponse {
+	finish := openai.FinishReasonStop
+	if len(m.ToolCalls) > 0 {
+		finish = openai.FinishReasonToolCalls
+	}
+	return openai.ChatCompletionResponse{
+		Object:  "chat.completion",
+		Model:   RecordedProvider,
+		Choices: []openai.ChatCompletionChoice{{Message: m, FinishReason: finish}},
+	}
+}
+
+// maxStatedRows is how many rows a recorded answer spells out.
+const maxStatedRows = 20
+
+// describeToolResult turns run_sql's JSON into an answer that states the
+// figures: a single value, one row's values, or a list of rows.
+func describeToolResult(content string) string {
+	var out struct {
+		Columns  []string `json:"columns"`
+		Rows     [][]any  `json:"rows"`
+		RowCount int      `json:"row_count"`
+		Refused  bool     `json:"refused"`
+		Layer    string   `json:"layer"`
+		Reason   string   `json:"reason"`
+		Error    string   `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(content), &out); err != nil {
+		return "The recorded query gave a result I could not read."
+	}
+	switch {
+	case out.Refused:
+		return fmt.Sprintf("%s the recorded query was stopped by the %s layer: %s.", refusedPrefix, out.Layer, out.Reason)
+	case out.Error != "":
+		return "The recorded query failed: " + out.Error
+	case len(out.Rows) == 0:
+		return "The recorded query returned no rows."
+	}
+	var b strings.Builder
+	if len(out.Rows) == 1 {
+		row := out.Rows[0]
+		if len(row) == 1 && len(out.Columns) == 1 {
+			fmt.Fprintf(&b, "The answer is %s (%s).", formatValue(row[0]), out.Columns[0])
+			return b.String()
+		}
+		b.WriteString("The answer is ")
+		writeRow(&b, out.Columns, row)
+		b.WriteString(".")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "The query returned %d rows", out.RowCount)
+	if len(out.Rows) > maxStatedRows {
+		fmt.Fprintf(&b, "; the first %d are", maxStatedRows)
+	}
+	b.WriteString(":")
+	for i, row := range out.Rows {
+		if i == maxStatedRows {
+			break
+		}
+		b.WriteString("\n- ")
+		writeRow(&b, out.Columns, row)
+	}
+	return b.String()
+}
+
+func writeRow(b *strings.Builder, cols []string, row []any) {
+	for i, v := range row {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i < len(cols) {
+			b.WriteString(cols[i])
+			b.WriteString(" ")
+		}
+		b.WriteString(formatValue(v))
+	}
+}
+
+// formatValue writes a JSON-decoded value as a person would read it: whole
+// numbers without a decimal point, others to two decimal places.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "none"
+	case float64:
+		if v > -1e15 && v < 1e15 && v == float64(int64(v)) {
+			return strconv.FormatInt(int64(v), 10)
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
+}

@@ -1,0 +1,369 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"sqlbot/guard"
+	"sqlbot/roconn"
+)
+
+// Statement and step statuses.
+const (
+	statusOK      = "ok"
+	statusRefused = "refused"
+	statusError   = "error"
+)
+
+// Bounds on what one tool message may carry back to the model. The Result
+// keeps every row; the model sees a prefix that fits, and is told so.
+const (
+	maxToolBytes  = 16 << 10 // bytes of JSON rows per tool message
+	maxValueBytes = 500      // bytes of one string value shown to the model
+)
+
+// runTool runs one tool call and returns the tool message's content, always
+// JSON. Refusals, SQL errors, unknown tools and bad arguments are results for
+// the model, not errors: runTool returns an error only when ctx has ended.
+func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string, error) {
+	var (
+		out    any
+		status = statusOK
+		err    error
+	)
+	switch name {
+	case toolListTables:
+		out = a.listTables()
+	case toolDescribe:
+		var in struct {
+			Table string `json:"table"`
+			Name  string `json:"name"` // a common slip; accepted
+		}
+		if perr := parseArgs(args, &in); perr != nil {
+			out, status = errorJSON{perr.Error()}, statusError
+			break
+		}
+		if in.Table == "" {
+			in.Table = in.Name
+		}
+		out, status = a.describe(in.Table)
+	case toolRunSQL:
+		var in struct {
+			SQL   string `json:"sql"`
+			Query string `json:"query"` // a common slip; accepted
+		}
+		if perr := parseArgs(args, &in); perr != nil {
+			out, status = errorJSON{perr.Error()}, statusError
+			break
+		}
+		if in.SQL == "" {
+			in.SQL = in.Query
+		}
+		out, status, err = a.runSQL(ctx, st, in.SQL)
+		if err != nil {
+			return "", err
+		}
+	default:
+		out, status = errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}, statusError
+	}
+	st.res.Trace = append(st.res.Trace, Step{Tool: name, Args: args, Status: status})
+	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
+		slog.String("status", status), slog.Int("args_bytes", len(args)))
+	b, merr := json.Marshal(out)
+	if merr != nil { // only a value json cannot encode; sanitize should have caught it
+		b, _ = json.Marshal(errorJSON{"the result could not be encoded as JSON: " + merr.Error()})
+	}
+	return string(b), nil
+}
+
+// parseArgs decodes a tool call's arguments into v. An empty string counts
+// as {}. Arguments that arrive double-encoded (a JSON string holding the
+// object), as some servers send them, are decoded once more.
+func parseArgs(args string, v any) error {
+	args = strings.TrimSpace(args)
+	if args == "" {
+		args = "{}"
+	}
+	err := json.Unmarshal([]byte(args), v)
+	if err == nil {
+		return nil
+	}
+	var inner string
+	if json.Unmarshal([]byte(args), &inner) == nil {
+		if json.Unmarshal([]byte(inner), v) == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("arguments are not valid JSON: %v", err)
+}
+
+type errorJSON struct {
+	Error string `json:"error"`
+}
+
+type refusalJSON struct {
+	Refused bool   `json:"refused"`
+	Layer   string `json:"layer"`
+	Reason  string `json:"reason"`
+}
+
+type rowsJSON struct {
+	Columns   []string `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	RowCount  int      `json:"row_count"`
+	Truncated bool     `json:"truncated"`
+	Note      string   `json:"note,omitempty"`
+}
+
+type tableJSON struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	About string `json:"about,omitempty"`
+	Rows  int64  `json:"rows"`
+}
+
+type columnJSON struct {
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"`
+	Meaning string `json:"meaning,omitempty"`
+}
+
+type foreignJSON struct {
+	Column     string `json:"column"`
+	References string `json:"references"`
+}
+
+type sampleJSON struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+type describeJSON struct {
+	tableJSON
+	Columns     []columnJSON  `json:"columns"`
+	ForeignKeys []foreignJSON `json:"foreign_keys,omitempty"`
+	Sample      sampleJSON    `json:"sample"`
+}
+
+func kind(o roconn.Object) string {
+	if o.IsView {
+		return "view"
+	}
+	return "table"
+}
+
+func (a *Agent) listTables() any {
+	objs := a.db.Objects()
+	ts := make([]tableJSON, len(objs))
+	for i, o := range objs {
+		ts[i] = tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About), Rows: o.RowCount}
+	}
+	return struct {
+		Tables []tableJSON `json:"tables"`
+	}{ts}
+}
+
+// describe answers describe_table from the Querier's precomputed Objects.
+// A name that is not exposed gets the same answer whether or not such a
+// table exists, so the model learns nothing about hidden tables.
+func (a *Agent) describe(name string) (any, string) {
+	o, ok := a.lookup(name)
+	if !ok {
+		objs := a.db.Objects()
+		names := make([]string, len(objs))
+		for i, o := range objs {
+			names[i] = o.Name
+		}
+		return errorJSON{fmt.Sprintf("unknown table: %s; the tables you may read are: %s",
+			clip(name, 64), strings.Join(names, ", "))}, statusError
+	}
+	exposed := make(map[string]bool)
+	for _, x := range a.db.Objects() {
+		exposed[x.Name] = true
+	}
+	d := describeJSON{
+		tableJSON: tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About), Rows: o.RowCount},
+		Columns:   make([]columnJSON, len(o.Columns)),
+		Sample:    sampleJSON{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
+	}
+	for i, c := range o.Columns {
+		d.Columns[i] = columnJSON{Name: c.Name, Type: c.Type, Meaning: oneLine(c.Meaning)}
+		d.Sample.Columns[i] = c.Name
+	}
+	for _, fk := range o.Foreign {
+		if exposed[fk.RefTable] {
+			d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
+		}
+	}
+	for _, r := range o.Sample {
+		d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
+	}
+	return d, statusOK
+}
+
+// lookup finds an exposed object by name, forgiving case, quotes and a
+// "main." schema prefix.
+func (a *Agent) lookup(name string) (roconn.Object, bool) {
+	name = strings.Trim(strings.TrimSpace(name), "\"`[]'")
+	if len(name) > 5 && strings.EqualFold(name[:5], "main.") {
+		name = name[5:]
+	}
+	if name == "" {
+		return roconn.Object{}, false
+	}
+	if o, ok := a.db.Object(name); ok {
+		return o, true
+	}
+	for _, o := range a.db.Objects() {
+		if strings.EqualFold(o.Name, name) {
+			return o, true
+		}
+	}
+	return roconn.Object{}, false
+}
+
+// runSQL passes sql through the guard and then the Querier, records the
+// Statement, and returns what the model is told. It returns an error only
+// when ctx has ended.
+func (a *Agent) runSQL(ctx context.Context, st *run, sql string) (any, string, error) {
+	sql = strings.TrimSpace(sql)
+	res := st.res
+	record := func(s Statement) { res.Statements = append(res.Statements, s) }
+	if sql == "" { // an argument error, like bad JSON: no statement to record
+		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, statusError, nil
+	}
+	checked, err := a.guard.Check(sql)
+	if err != nil {
+		// Fail closed: any error from the guard is a refusal.
+		reason := err.Error()
+		var r *guard.Refusal
+		if errors.As(err, &r) {
+			reason = r.Reason
+		}
+		record(Statement{SQL: sql, Status: statusRefused, Layer: "guard", Reason: reason})
+		return refusalJSON{Refused: true, Layer: "guard", Reason: reason}, statusRefused, nil
+	}
+	qr, err := a.db.Query(ctx, checked)
+	if cerr := ctx.Err(); cerr != nil {
+		record(Statement{SQL: sql, Status: statusError, Reason: "stopped: " + cerr.Error()})
+		return nil, "", cerr
+	}
+	var rr *roconn.Refusal
+	switch {
+	case err == nil && qr == nil:
+		err = errors.New("no result")
+	case err == nil, errors.Is(err, roconn.ErrRowLimit) && qr != nil:
+		record(Statement{SQL: sql, Status: statusOK})
+		res.FinalSQL = sql
+		res.Columns = qr.Columns
+		res.Rows = qr.Rows
+		res.Truncated = qr.Truncated || err != nil
+		return rowsForModel(qr.Columns, qr.Rows, res.Truncated), statusOK, nil
+	case errors.As(err, &rr):
+		record(Statement{SQL: sql, Status: statusRefused, Layer: string(rr.Layer), Reason: rr.Reason})
+		return refusalJSON{Refused: true, Layer: string(rr.Layer), Reason: rr.Reason}, statusRefused, nil
+	}
+	reason := sqlError(err)
+	record(Statement{SQL: sql, Status: statusError, Reason: reason})
+	return errorJSON{reason}, statusError, nil
+}
+
+// sqlError is the text of a SQL error for the model: SQLite's own message
+// (such as "no such column: Nmae"), without our package prefixes.
+func sqlError(err error) string {
+	s := err.Error()
+	for strings.HasPrefix(s, "roconn: ") {
+		s = strings.TrimPrefix(s, "roconn: ")
+	}
+	return clip(s, 500)
+}
+
+// rowsForModel builds run_sql's JSON result. Rows are shown to the model up
+// to maxToolBytes, long strings are clipped, and a note says what was left
+// out; row_count is always the full count.
+func rowsForModel(cols []string, rows [][]any, truncated bool) rowsJSON {
+	out := rowsJSON{Columns: cols, RowCount: len(rows), Truncated: truncated}
+	if out.Columns == nil {
+		out.Columns = []string{}
+	}
+	out.Rows = make([][]any, 0, len(rows))
+	size := 0
+	for _, r := range rows {
+		sr := sanitizeRow(r)
+		if len(rows) > 1 { // always show a lone row, however wide
+			size += rowSize(sr)
+			if size > maxToolBytes {
+				break
+			}
+		}
+		out.Rows = append(out.Rows, sr)
+	}
+	if len(out.Rows) < len(rows) {
+		out.Note = fmt.Sprintf("only the first %d of %d rows are shown here; aggregate in SQL to see more", len(out.Rows), len(rows))
+	} else if truncated {
+		out.Note = "more rows exist than the row cap; aggregate or filter in SQL"
+	}
+	return out
+}
+
+// rowSize estimates a row's JSON size without encoding it.
+func rowSize(r []any) int {
+	n := 2
+	for _, v := range r {
+		switch v := v.(type) {
+		case string:
+			n += len(v) + 3
+		default:
+			n += 12
+		}
+	}
+	return n
+}
+
+// sanitizeRow returns a copy of r that json can encode and that does not
+// flood the model: NaN and infinities become strings, long strings are
+// clipped, and byte slices become text.
+func sanitizeRow(r []any) []any {
+	out := make([]any, len(r))
+	for i, v := range r {
+		switch v := v.(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				out[i] = fmt.Sprint(v)
+				continue
+			}
+			out[i] = v
+		case string:
+			out[i] = clipValue(v)
+		case []byte:
+			out[i] = clipValue(string(v))
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func clipValue(s string) string {
+	if len(s) <= maxValueBytes {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", clip(s, maxValueBytes), len(s))
+}
+
+// clip cuts s to at most n bytes without splitting a UTF-8 sequence.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

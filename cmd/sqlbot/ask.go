@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"sqlbot/agent"
+	"sqlbot/evalrun"
+	"sqlbot/guard"
+)
+
+// ask answers one question through the same agent as Slack.
+func (a *app) ask(ctx context.Context, args []string) error {
+	fs := newFlagSet("ask", a.stderr)
+	var f dbFlags
+	f.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(a.stderr, "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if question == "" {
+		fs.Usage()
+		return &exitErr{code: exitUsage}
+	}
+	db, err := a.openDB(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ag, _, err := a.newAgent(db)
+	if err != nil {
+		return err
+	}
+	res, askErr := ag.Ask(ctx, agent.Request{Question: question})
+	code := askExit(res.Outcome)
+	if *asJSON {
+		return a.printJSONCode(code, askJSON(res))
+	}
+	printAnswer(a.stdout, res)
+	if askErr != nil && res.Answer == "" {
+		return &exitErr{code: code, err: askErr}
+	}
+	if code != exitOK {
+		return &exitErr{code: code}
+	}
+	return nil
+}
+
+// newAgent wires the guard, the model (the configured providers, else the
+// recorded demo questions) and the agent over db.
+func (a *app) newAgent(db *database) (*agent.Agent, *agent.Providers, error) {
+	ps, err := a.cfg.Providers()
+	if err != nil {
+		return nil, nil, err
+	}
+	var model agent.Model
+	var providers *agent.Providers
+	if len(ps) > 0 {
+		list := make([]agent.Provider, len(ps))
+		for i, p := range ps {
+			list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
+		}
+		providers = agent.NewProviders(list, a.cfg.ModelTimeout, nil)
+		model = providers
+	} else {
+		recorded, err := a.recordedQuestions(db)
+		if err != nil {
+			return nil, nil, err
+		}
+		model = agent.NewRecorded(recorded)
+	}
+	g := guard.New(db.Limits().Rows)
+	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.log), providers, nil
+}
+
+// recordedQuestions returns the demo's answerable questions when db is the
+// demo database (their SQL fits no other schema), else none.
+func (a *app) recordedQuestions(db *database) ([]agent.Recorded, error) {
+	if !db.demo {
+		return nil, nil
+	}
+	qs, err := evalrun.ParseQuestions(evalrun.DemoQuestions())
+	if err != nil {
+		return nil, err
+	}
+	var out []agent.Recorded
+	for _, q := range qs {
+		if q.ReferenceSQL != nil {
+			out = append(out, agent.Recorded{Question: q.Question, SQL: *q.ReferenceSQL})
+		}
+	}
+	return out, nil
+}
+
+// askExit maps an outcome to the exit codes of SPEC §2.
+func askExit(o agent.Outcome) int {
+	switch o {
+	case agent.Answered, agent.Unanswerable:
+		return exitOK
+	case agent.Refused:
+		return exitRefused
+	case agent.Budget:
+		return exitBudget
+	}
+	return exitError
+}
+
+// printAnswer prints each step, the answer, the SQL, a result table and a
+// footer, for a person at a terminal.
+func printAnswer(w io.Writer, res *agent.Result) {
+	for _, s := range res.Trace {
+		fmt.Fprintf(w, "[%s %s] %s\n", s.Tool, s.Status, oneLine(s.Args, 160))
+	}
+	if len(res.Trace) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, res.Answer)
+	if res.Refusal != nil {
+		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", res.Refusal.Layer, res.Refusal.Reason, indent(res.Refusal.SQL))
+	}
+	if res.FinalSQL != "" {
+		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(res.FinalSQL))
+		writeTable(w, res.Columns, res.Rows)
+		fmt.Fprintf(w, "(%s)\n", rowsNote(len(res.Rows), res.Truncated))
+	}
+	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", firstOf(res.Provider, "no provider"), res.Steps,
+		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion)
+}
+
+func askJSON(res *agent.Result) map[string]any {
+	stmts := res.Statements
+	if stmts == nil {
+		stmts = []agent.Statement{}
+	}
+	rows := res.Rows
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return map[string]any{
+		"question": res.Question, "answer": res.Answer, "sql": stmts, "final_sql": res.FinalSQL,
+		"columns": res.Columns, "rows": rows, "steps": res.Steps, "provider": res.Provider,
+		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome,
+	}
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ")
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"sqlbot/config"
+	"sqlbot/evalrun"
+	"sqlbot/roconn"
+)
+
+// Exit codes of SPEC §2.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitRefused = 3
+	exitBudget  = 4
+	exitWrong   = 5
+)
+
+// exitErr carries an exit code other than 1. A nil err means the message was
+// already printed (a refusal, a budget stop, a wrong verdict).
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// exitCode prints err (unless it was already reported) and maps it to the
+// process's exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var e *exitErr
+	if errors.As(err, &e) {
+		if e.err != nil {
+			fmt.Fprintln(stderr, "sqlbot:", e.err)
+		}
+		return e.code
+	}
+	fmt.Fprintln(stderr, "sqlbot:", err)
+	return exitError
+}
+
+const usage = `sqlbot answers questions about a SQLite database, in Slack and here, with SQL that can only read.
+
+Usage:
+  sqlbot serve                          run the Slack bot (Socket Mode) until SIGINT/SIGTERM
+  sqlbot ask [--json] QUESTION          answer one question through the agent
+  sqlbot sql [--json] SQL               run one statement through the guard and the read-only connection
+  sqlbot eval [flags]                   run the evaluation; sqlbot eval score REF CAND scores one answer
+  sqlbot demo --out PATH                write the demo database (the same bytes every time)
+  sqlbot manifest                       print the Slack app manifest
+
+Every command takes --db PATH and --policy FILE (defaults: SQLBOT_DB and SQLBOT_POLICY,
+else the demo database and its policy). Flags come before arguments; -- ends the flags.
+Settings are read from the environment: see README.md.
+`
+
+// run parses the subcommand and runs it. Tests call it with their own
+// arguments and environment.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return &exitErr{code: exitUsage}
+	}
+	cfg, err := config.Load(envMap(environ))
+	if err != nil {
+		return err
+	}
+	app := &app{cfg: cfg, stdout: stdout, stderr: stderr}
+	app.log, err = newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "sql":
+		return app.sql(ctx, rest)
+	case "demo":
+		return app.demo(ctx, rest)
+	case "ask":
+		return app.ask(ctx, rest)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return &exitErr{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd)}
+}
+
+// app holds what every subcommand shares.
+type app struct {
+	cfg            config.Config
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func newLogger(cfg config.Config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("config: SQLBOT_LOG_LEVEL: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+// dbFlags are the flags every database command takes.
+type dbFlags struct {
+	db, policy string
+}
+
+func (f *dbFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.db, "db", "", "SQLite file to answer from (default: SQLBOT_DB, else the demo database)")
+	fs.StringVar(&f.policy, "policy", "", "policy file (default: SQLBOT_POLICY, else the demo's policy for the demo database, else every user table)")
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("sqlbot "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses args, turning -h and bad flags into a usage exit.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &exitErr{code: exitOK}
+		}
+		return &exitErr{code: exitUsage}
+	}
+	return nil
+}
+
+// A database is an open read-only connection and what was resolved to open it.
+type database struct {
+	*roconn.DB
+	path string // the SQLite file
+	demo bool   // the file is sqlbot's demo database
+}
+
+// openDB resolves the database and policy (flag, then environment, then the
+// demo) and opens the read-only connection with the effective limits.
+func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
+	path := firstOf(f.db, a.cfg.DB)
+	policyFile := firstOf(f.policy, a.cfg.Policy)
+	var policyYAML []byte
+	if path == "" {
+		dir, err := a.cfg.CacheDir()
+		if err != nil {
+			return nil, err
+		}
+		if path, err = evalrun.EnsureDemo(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case policyFile != "":
+		b, err := os.ReadFile(policyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read policy: %w", err)
+		}
+		policyYAML = b
+	case evalrun.IsDemo(path):
+		policyYAML = evalrun.DemoPolicy()
+	}
+	demo := evalrun.IsDemo(path)
+	var policy *roconn.Policy
+	if policyYAML != nil {
+		p, err := roconn.ParsePolicy(policyYAML)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", firstOf(policyFile, "(demo)"), err)
+		}
+		policy = p
+	}
+	db, err := roconn.Open(ctx, path, policy, a.limits(policy))
+	if err != nil {
+		return nil, err
+	}
+	return &database{DB: db, path: path, demo: demo}, nil
+}
+
+// limits merges the policy's limits with the environment, which wins.
+func (a *app) limits(p *roconn.Policy) roconn.Limits {
+	lim := roconn.Limits{Columns: a.cfg.MaxColumns, ValueBytes: a.cfg.MaxValueBytes}
+	if p != nil {
+		lim.Rows, lim.Timeout = p.Limits.Rows, p.Limits.Timeout
+	}
+	if a.cfg.RowCap != nil {
+		lim.Rows = *a.cfg.RowCap
+	}
+	if a.cfg.QueryTimeout != nil {
+		lim.Timeout = *a.cfg.QueryTimeout
+	}
+	if lim.Rows == 0 {
+		lim.Rows = roconn.DefaultRows
+	}
+	if lim.Timeout == 0 {
+		lim.Timeout = roconn.DefaultTimeout
+	}
+	return lim
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

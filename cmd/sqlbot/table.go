@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// writeTable prints rows as a terminal table, numbers right-aligned, NULL
+// shown as NULL, column names exactly as SQLite returned them.
+func writeTable(w io.Writer, columns []string, rows [][]any) {
+	t := tablewriter.NewTable(w, tablewriter.WithConfig(tablewriter.Config{
+		Header: tw.CellConfig{Formatting: tw.CellFormatting{AutoFormat: tw.Off}},
+		Row:    tw.CellConfig{Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone}},
+	}))
+	t.Header(anySlice(columns)...)
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = formatValue(v)
+		}
+		t.Append(cells)
+	}
+	if err := t.Render(); err != nil {
+		fmt.Fprintf(w, "(table: %v)\n", err)
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// formatValue shows a value the way an analyst can check it: integers as
+// integers, floats without representation noise (at most 10 decimals),
+// NULL as NULL, control characters escaped so a value cannot redraw the
+// terminal.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', 1, 64)
+		}
+		s := strconv.FormatFloat(x, 'f', 10, 64)
+		s = strings.TrimRight(s, "0")
+		return strings.TrimSuffix(s, ".")
+	case string:
+		return strings.Map(func(r rune) rune {
+			if r == '\n' {
+				return '↵'
+			}
+			if r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return '�'
+			}
+			return r
+		}, x)
+	}
+	return fmt.Sprint(v)
+}
