@@ -142,6 +142,11 @@ func analyze(q string) analysis {
 			if depth == 0 && equalFold(w, "limit") {
 				hasLimit = true
 			}
+			// A table-valued PRAGMA function is read without parentheses
+			// too: FROM pragma_table_list.
+			if function == "" && len(w) > 7 && equalFold(w[:7], "pragma_") {
+				function = forbiddenFunction(q, t)
+			}
 			if keyword == "" {
 				if equalFold(w, "replace") {
 					maybeVerb = true

@@ -96,7 +96,8 @@ func TestCheckRules(t *testing.T) {
 		{"SELECT 1 AS größe", 0},
 		{"SELECT name AS 名前 FROM stores", 0},
 		{"SELECT sqlite FROM t", 0},
-		{"SELECT sqlite_x, edit, pragma_y FROM t", 0},
+		{"SELECT sqlite_x, edit FROM t", 0},
+		{"SELECT pragma_y FROM t", guard.ForbiddenFunction}, // a bare pragma_ name is a table-valued PRAGMA
 
 		{"", guard.Empty},
 		{"   \n\t", guard.Empty},
@@ -178,6 +179,8 @@ func TestCheckRules(t *testing.T) {
 		{"SELECT SQLITE_SOURCE_ID()", guard.ForbiddenFunction},
 		{"SELECT sqlite_compileoption_used('THREADSAFE')", guard.ForbiddenFunction},
 		{"SELECT * FROM pragma_table_info('orders')", guard.ForbiddenFunction},
+		{"SELECT name FROM pragma_table_list", guard.ForbiddenFunction},
+		{"SELECT * FROM main.pragma_compile_options", guard.ForbiddenFunction},
 		{"SELECT sqlite_" + strings.Repeat("\xff", 100) + "()", guard.ForbiddenFunction},
 
 		{"SELECT 1\x00", guard.NulByte},
@@ -211,7 +214,7 @@ func TestCheckKeywords(t *testing.T) {
 				{`SELECT "` + w + `" FROM t`, 0},
 				{"SELECT a FROM t -- " + w, 0},
 				{"SELECT a /* " + w + " */ FROM t", 0},
-				{"SELECT " + w + "_at, x" + w + " FROM t", 0},
+				{"SELECT " + w + "s_at, x" + w + " FROM t", 0}, // pragma_at would be a table-valued PRAGMA
 			}
 			for _, tt := range tests {
 				_, err := g.Check(tt.query)

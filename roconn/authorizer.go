@@ -1,0 +1,221 @@
+package roconn
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// functionAllowed reports whether model SQL may call the SQL function name
+// (lower-cased). SQLite reports the -> and ->> operators as functions too.
+// Everything else is denied: load_extension, randomblob, zeroblob, sqlite_*,
+// fts3_tokenizer, readfile/writefile, edit, the JSON writers and the like.
+func functionAllowed(name string) bool {
+	switch name {
+	case // aggregates
+		"avg", "count", "group_concat", "string_agg", "max", "min", "sum", "total",
+		// window functions
+		"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
+		"lag", "lead", "first_value", "last_value", "nth_value",
+		// date and time
+		"date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff",
+		"current_date", "current_time", "current_timestamp",
+		// strings and the other core scalars
+		"abs", "char", "coalesce", "concat", "concat_ws", "format", "glob",
+		"hex", "ifnull", "iif", "if", "instr", "length", "like",
+		"likelihood", "likely", "lower", "ltrim", "nullif", "octet_length",
+		"printf", "quote", "replace", "round", "rtrim", "sign", "substr",
+		"substring", "trim", "typeof", "unhex", "unicode", "unlikely",
+		"upper", "random", "soundex",
+		// math
+		"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh",
+		"ceil", "ceiling", "cos", "cosh", "degrees", "exp", "floor",
+		"ln", "log", "log10", "log2", "mod", "pi", "pow", "power",
+		"radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+		// JSON, the read-only subset
+		"json", "json_array", "json_array_length", "json_extract", "json_object",
+		"json_quote", "json_type", "json_valid", "json_group_array", "json_group_object",
+		"->", "->>":
+		return true
+	}
+	return false
+}
+
+// An access is what the restricted connections may read, fixed at Open. Names
+// are lower-cased: SQLite compares identifiers without regard to ASCII case.
+type access struct {
+	// pairs maps a table (or view) to the columns of it that may be read. The
+	// key "" means the table's rows may be counted without reading a column:
+	// for SELECT count(*) FROM t, SQLite asks to read t's column "". It is
+	// present whenever any column is (see buildAccess for the one exception),
+	// and alone for a table that an exposed view reads only that way.
+	pairs map[string]map[string]bool
+	// tables holds every table and view in the database, sqlite_* included.
+	tables map[string]bool
+}
+
+// readAllowed reports whether a SQLITE_READ of table.column may go ahead.
+// dbName is the schema SQLite names ("" or "main"; anything else, such as
+// temp, is refused); modules are the virtual table modules of the connection.
+//
+// The fifth authorizer argument, the view or trigger the read is made
+// through, is deliberately not an input: a common table expression can take
+// any name, including an exposed view's.
+func (a *access) readAllowed(table, column, dbName string, modules map[string]bool) bool {
+	if dbName != "" && fold(dbName) != "main" {
+		return false
+	}
+	t := fold(table)
+	if cols, ok := a.pairs[t]; ok {
+		return cols[fold(column)]
+	}
+	if column != "" || a.tables[t] {
+		return false
+	}
+	// An empty-column read names a FROM item none of whose columns are used.
+	// If the name is not a table or view, it is a common table expression
+	// (whose own reads were authorized one by one) or an eponymous virtual
+	// table. SQLite finds the latter among the connection's modules or, for
+	// names starting "pragma_" or "json", registers one on first use
+	// (sqlite3LocateTable); those, and the schema tables, are refused.
+	if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") || strings.HasPrefix(t, "json") {
+		return false
+	}
+	return !modules[t]
+}
+
+// decide is the restricted authorizer's verdict on one action. It allows
+// SELECT, RECURSIVE, READ of an allowed pair and FUNCTION of an allowed
+// function; everything else is denied, with a short reason for the Refusal.
+func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName string, modules map[string]bool) (ok bool, reason string) {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRecursive:
+		return true, ""
+	case sqlite.AuthRead:
+		if a.readAllowed(arg1, arg2, dbName, modules) {
+			return true, ""
+		}
+		if arg2 == "" {
+			return false, "not allowed to read " + clipName(arg1)
+		}
+		return false, "not allowed to read " + clipName(arg1) + "." + clipName(arg2)
+	case sqlite.AuthFunction:
+		if functionAllowed(fold(arg2)) {
+			return true, ""
+		}
+		return false, "function not allowed: " + clipName(arg2)
+	case sqlite.AuthPragma:
+		return false, "PRAGMA is not allowed"
+	case sqlite.AuthAttach:
+		return false, "ATTACH is not allowed"
+	case sqlite.AuthDetach:
+		return false, "DETACH is not allowed"
+	case sqlite.AuthTransaction, sqlite.AuthSavepoint:
+		return false, "transactions are not allowed"
+	}
+	return false, "writes are not allowed (" + writeWhat(action, arg1, arg2) + ")"
+}
+
+// writeWhat names a denied action the way a person would write it.
+func writeWhat(action sqlite.AuthorizerActionCode, arg1, arg2 string) string {
+	n1, n2 := clipName(arg1), clipName(arg2)
+	if (action == sqlite.AuthInsert || action == sqlite.AuthUpdate || action == sqlite.AuthDelete) &&
+		strings.HasPrefix(fold(arg1), "sqlite_") {
+		// CREATE and DROP ask to change sqlite_schema before they name what
+		// they create or drop, and SQLite stops at the first denial.
+		return "changes to the schema"
+	}
+	switch action {
+	case sqlite.AuthInsert:
+		return "insert into " + n1
+	case sqlite.AuthUpdate:
+		return "update " + n1
+	case sqlite.AuthDelete:
+		return "delete from " + n1
+	case sqlite.AuthCreateTable, sqlite.AuthCreateTempTable:
+		return "create table " + n1
+	case sqlite.AuthCreateIndex, sqlite.AuthCreateTempIndex:
+		return "create index " + n1
+	case sqlite.AuthCreateView, sqlite.AuthCreateTempView:
+		return "create view " + n1
+	case sqlite.AuthCreateTrigger, sqlite.AuthCreateTempTrigger:
+		return "create trigger " + n1
+	case sqlite.AuthCreateVTable:
+		return "create virtual table " + n1
+	case sqlite.AuthDropTable, sqlite.AuthDropTempTable:
+		return "drop table " + n1
+	case sqlite.AuthDropIndex, sqlite.AuthDropTempIndex:
+		return "drop index " + n1
+	case sqlite.AuthDropView, sqlite.AuthDropTempView:
+		return "drop view " + n1
+	case sqlite.AuthDropTrigger, sqlite.AuthDropTempTrigger:
+		return "drop trigger " + n1
+	case sqlite.AuthDropVTable:
+		return "drop virtual table " + n1
+	case sqlite.AuthAlterTable:
+		return "alter table " + n2
+	case sqlite.AuthReindex:
+		return "reindex"
+	case sqlite.AuthAnalyze:
+		return "analyze"
+	}
+	return fmt.Sprintf("action %d", int(action))
+}
+
+// clipName keeps a name that came from the statement short in a reason: it
+// is echoed to the model and the user, and the model chose it.
+func clipName(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// An authState is the authorizer of one physical connection: the access it
+// enforces and the reason for its most recent denial, which Query reads back
+// to explain a refusal. A physical connection is used by one goroutine at a
+// time; the mutex is there because the callback runs inside SQLite.
+type authState struct {
+	access  *access
+	modules map[string]bool // the connection's virtual table modules, lower-cased
+
+	mu     sync.Mutex
+	denied string // the reason for the first denial since reset, "" if none
+	weak   bool   // denied is only about the schema table (see authorize)
+}
+
+// authorize is the sqlite.AuthorizerFn installed on the connection.
+func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, _ string) sqlite.AuthorizerReturnCode {
+	ok, reason := s.access.decide(action, arg1, arg2, dbName, s.modules)
+	if ok {
+		return sqlite.AuthorizerOK
+	}
+	// Some statements ask to change a sqlite_* table before they name what
+	// they do (ANALYZE); when SQLite keeps asking after that denial, the
+	// clearer, later reason replaces the first.
+	weak := (action == sqlite.AuthInsert || action == sqlite.AuthUpdate || action == sqlite.AuthDelete) &&
+		strings.HasPrefix(fold(arg1), "sqlite_")
+	s.mu.Lock()
+	if s.denied == "" || s.weak && !weak {
+		s.denied, s.weak = reason, weak
+	}
+	s.mu.Unlock()
+	return sqlite.AuthorizerDeny
+}
+
+// reset forgets the last denial; Query calls it before each compile.
+func (s *authState) reset() {
+	s.mu.Lock()
+	s.denied, s.weak = "", false
+	s.mu.Unlock()
+}
+
+// denial returns the reason for the first denial since reset, or "".
+func (s *authState) denial() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.denied
+}

@@ -1,0 +1,62 @@
+package roconn_test
+
+import (
+	"context"
+	"testing"
+
+	"sqlbot/roconn"
+)
+
+func TestChecksum(t *testing.T) {
+	ctx := context.Background()
+	path := newFixture(t)
+	sum := func() string {
+		t.Helper()
+		s, err := roconn.Checksum(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s) != 64 {
+			t.Fatalf("Checksum = %q, want 64 hex digits", s)
+		}
+		return s
+	}
+	first := sum()
+
+	// Reads, through roconn and through Checksum itself, change nothing.
+	db, err := roconn.Open(ctx, path, testPolicy(t), roconn.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"SELECT * FROM orders", "SELECT * FROM customer_regions", "DELETE FROM orders"} {
+		db.Query(ctx, q)
+	}
+	db.Close()
+	if again := sum(); again != first {
+		t.Fatalf("Checksum changed after reads: %s, then %s", first, again)
+	}
+
+	// Any change made through a separate read-write connection shows,
+	// including one to a private table, a type-only one and a schema-only one.
+	prev := first
+	for _, change := range []string{
+		"UPDATE secrets SET token = 'other' WHERE id = 2",
+		"UPDATE orders SET customer_id = '1' WHERE id = 1", // the column has INTEGER affinity: no change
+		"UPDATE orders SET receipt = 1 WHERE id = 1",       // BLOB affinity keeps the type given
+		"UPDATE orders SET receipt = '1' WHERE id = 1",     // same digits, now TEXT
+		"CREATE INDEX orders_status ON orders(status)",
+		"DELETE FROM customers WHERE id = 3",
+	} {
+		execScript(t, path, change)
+		next := sum()
+		noChange := change == "UPDATE orders SET customer_id = '1' WHERE id = 1"
+		if (next == prev) != noChange {
+			t.Errorf("after %q: checksum changed = %v, want %v", change, next != prev, !noChange)
+		}
+		prev = next
+	}
+
+	if _, err := roconn.Checksum(ctx, path+".missing"); err == nil {
+		t.Error("Checksum of a missing file succeeded")
+	}
+}

@@ -1,0 +1,382 @@
+package roconn_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver for the plain comparison connection
+
+	"sqlbot/evalrun"
+	"sqlbot/guard"
+	"sqlbot/roconn"
+)
+
+// A record is one statement of a corpus file.
+type record struct {
+	name, category, sql string
+}
+
+// loadCorpus reads testdata/FILE: records start with "-- name: CATEGORY/NAME".
+// Every "/tmp/" in a statement is redirected into dir, so that a statement
+// that would create a file can only create it where the test looks for it.
+func loadCorpus(t testing.TB, file, dir string) []record {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []record
+	for _, chunk := range strings.Split("\n"+string(b), "\n-- name: ")[1:] {
+		name, body, _ := strings.Cut(chunk, "\n")
+		r := record{name: strings.TrimSpace(name), sql: strings.TrimRight(body, "\n")}
+		r.category, _, _ = strings.Cut(r.name, "/")
+		r.sql = strings.ReplaceAll(r.sql, "/tmp/", dir+"/")
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s: no records", file)
+	}
+	return recs
+}
+
+// demo writes the demo database into a temporary directory and returns its
+// path and policy.
+func demo(t testing.TB) (string, *roconn.Policy) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo.db")
+	if err := evalrun.WriteDemo(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	p, err := roconn.ParsePolicy(evalrun.DemoPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, p
+}
+
+func fileSum(t testing.TB, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// privateValues returns every value of the demo's private columns that is
+// distinctive enough to search for in output: e-mail addresses and phone numbers.
+func privateValues(t testing.TB, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL UNION ALL SELECT email FROM employees`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var vals []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, s)
+	}
+	if len(vals) < 100 {
+		t.Fatalf("only %d private values found; the demo should have hundreds", len(vals))
+	}
+	return vals
+}
+
+// noLeak fails the test if out contains any private value.
+func noLeak(t *testing.T, where, out string, private []string) {
+	t.Helper()
+	for _, v := range private {
+		if strings.Contains(out, v) {
+			t.Errorf("%s: output contains the private value %q", where, v)
+			return
+		}
+	}
+}
+
+// Which layers must refuse each category on their own (SPEC §3: each layer
+// alone must stop a write; the guard cannot know the policy or the cost).
+var guardRefuses = map[string]bool{"write": true, "stacked": true, "hidden": true, "pragma": true, "attach": true, "function": true}
+
+func openDemo(t *testing.T, path string, p *roconn.Policy, timeout time.Duration) *roconn.DB {
+	t.Helper()
+	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func describe(res *roconn.Result, err error) string {
+	var b strings.Builder
+	if err != nil {
+		b.WriteString(err.Error())
+	}
+	if res != nil {
+		fmt.Fprint(&b, res.Columns, res.Rows)
+	}
+	return b.String()
+}
+
+// TestHostileGuardAlone: the guard refuses every statement it can judge.
+func TestHostileGuardAlone(t *testing.T) {
+	g := guard.New(roconn.DefaultRows)
+	for _, r := range loadCorpus(t, "hostile.sql", t.TempDir()) {
+		_, err := g.Check(r.sql)
+		var ref *guard.Refusal
+		if guardRefuses[r.category] && !errors.As(err, &ref) {
+			t.Errorf("guard.Check(%s): err %v, want a *guard.Refusal", r.name, err)
+		}
+	}
+}
+
+// TestHostileROConnAlone: with the guard skipped, roconn refuses or stops
+// every hostile statement, the file is unchanged and nothing private leaks.
+func TestHostileROConnAlone(t *testing.T) {
+	path, p := demo(t)
+	private := privateValues(t, path)
+	before := fileSum(t, path)
+	db := openDemo(t, path, p, 300*time.Millisecond)
+	tmp := t.TempDir()
+	for _, r := range loadCorpus(t, "hostile.sql", tmp) {
+		res, err := db.Query(context.Background(), r.sql)
+		noLeak(t, "roconn "+r.name, describe(res, err), private)
+		// An unterminated comment is the guard's concern: to SQLite the
+		// rest of the text is a comment, and what remains is a harmless SELECT.
+		harmless := strings.HasPrefix(r.name, "hidden/unterminated-block")
+		if err == nil && !harmless {
+			t.Errorf("roconn.Query(%s) ran and returned %d rows; want it stopped", r.name, len(res.Rows))
+			continue
+		}
+		// Stopped means refused by a named layer, or not compiled at all
+		// (SQLite rejects a function or table that does not exist before
+		// asking the authorizer): either way nothing ran.
+		if err != nil && res != nil && !errors.Is(err, roconn.ErrRowLimit) {
+			t.Errorf("roconn.Query(%s): rows returned alongside %v", r.name, err)
+		}
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the database file changed")
+	}
+	if files, _ := os.ReadDir(tmp); len(files) > 0 {
+		t.Errorf("hostile statements created files: %v", files)
+	}
+}
+
+// TestHostilePlainReadOnly: a mode=ro connection with no authorizer and no
+// guard still cannot change the file: the file handle is the boundary.
+func TestHostilePlainReadOnly(t *testing.T) {
+	path, _ := demo(t)
+	before := fileSum(t, path)
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	// These touch no table of the file: transaction control, a TEMP table, and
+	// VACUUM INTO (which writes a copy elsewhere). They may succeed.
+	mayRun := map[string]bool{"write/begin": true, "write/begin-exclusive": true, "write/commit": true,
+		"write/rollback": true, "write/savepoint": true, "write/release": true, "write/create-temp-table": true, "write/vacuum-into": true}
+	n := 0
+	for _, r := range loadCorpus(t, "hostile.sql", t.TempDir()) {
+		if r.category != "write" {
+			continue
+		}
+		n++
+		_, err := db.ExecContext(context.Background(), r.sql)
+		if err == nil && !mayRun[r.name] {
+			t.Errorf("plain mode=ro Exec(%s) succeeded; want SQLITE_READONLY", r.name)
+		}
+	}
+	db.ExecContext(context.Background(), "ROLLBACK") // leave no transaction open
+	if fileSum(t, path) != before {
+		t.Fatalf("the database file changed after %d writes on a mode=ro connection", n)
+	}
+}
+
+// TestHostileWholePath: guard then roconn, as every model statement goes.
+func TestHostileWholePath(t *testing.T) {
+	path, p := demo(t)
+	private := privateValues(t, path)
+	before := fileSum(t, path)
+	db := openDemo(t, path, p, 300*time.Millisecond)
+	g := guard.New(db.Limits().Rows)
+	tmp := t.TempDir()
+	refusedBy := map[string]int{}
+	for _, r := range loadCorpus(t, "hostile.sql", tmp) {
+		res, err := whole(g, db, r.sql)
+		noLeak(t, "whole "+r.name, describe(res, err), private)
+		var gr *guard.Refusal
+		var rr *roconn.Refusal
+		if err == nil {
+			t.Errorf("whole path (%s) ran and returned %d rows; want it stopped", r.name, len(res.Rows))
+		} else if !errors.As(err, &gr) && !errors.As(err, &rr) {
+			refusedBy["sqlite"]++ // did not compile: nothing ran
+		} else if gr != nil {
+			refusedBy["guard"]++
+		} else {
+			refusedBy[string(rr.Layer)]++
+		}
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the database file changed")
+	}
+	if files, _ := os.ReadDir(tmp); len(files) > 0 {
+		t.Errorf("hostile statements created files: %v", files)
+	}
+	t.Logf("stopped by: %v", refusedBy)
+	if refusedBy["sqlite"] > 3 {
+		t.Errorf("%d hostile statements were stopped only by SQLite's compiler; want the layers to stop them", refusedBy["sqlite"])
+	}
+}
+
+func whole(g *guard.Guard, db *roconn.DB, query string) (*roconn.Result, error) {
+	stmt, err := g.Check(query)
+	if err != nil {
+		return nil, err
+	}
+	return db.Query(context.Background(), stmt)
+}
+
+// TestBenign: honest statements run through the whole path and return the
+// same rows as a plain read-only connection, cut at the row cap.
+func TestBenign(t *testing.T) {
+	path, p := demo(t)
+	before := fileSum(t, path)
+	db := openDemo(t, path, p, 5*time.Second)
+	g := guard.New(db.Limits().Rows)
+	plain, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	recs := loadCorpus(t, "benign.sql", t.TempDir())
+	if len(recs) < 80 {
+		t.Fatalf("benign corpus has %d statements, want at least 80", len(recs))
+	}
+	for _, r := range recs {
+		res, err := whole(g, db, r.sql)
+		if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
+			t.Errorf("%s: %v", r.name, err)
+			continue
+		}
+		wantCols, wantRows := plainQuery(t, plain, r.sql)
+		capped := strings.HasSuffix(r.name, "-capped")
+		if capped != res.Truncated || capped != errors.Is(err, roconn.ErrRowLimit) {
+			t.Errorf("%s: truncated %v (err %v), want %v", r.name, res.Truncated, err, capped)
+		}
+		if len(wantRows) > len(res.Rows) {
+			wantRows = wantRows[:len(res.Rows)]
+		}
+		if got, want := fmt.Sprint(res.Columns, res.Rows), fmt.Sprint(wantCols, wantRows); got != want {
+			t.Errorf("%s: rows differ from a plain connection\n got %.300s\nwant %.300s", r.name, got, want)
+		}
+		if len(res.Rows) > db.Limits().Rows {
+			t.Errorf("%s: %d rows, more than the cap %d", r.name, len(res.Rows), db.Limits().Rows)
+		}
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the database file changed")
+	}
+}
+
+// TestRowCapAfterLineComment: the cap holds when a statement ends in a
+// line comment, which an appended LIMIT must not land inside.
+func TestRowCapAfterLineComment(t *testing.T) {
+	path, p := demo(t)
+	db := openDemo(t, path, p, 5*time.Second)
+	g := guard.New(db.Limits().Rows)
+	for _, q := range []string{
+		"SELECT * FROM order_lines -- every line",
+		"SELECT * FROM order_lines; -- every line",
+		"SELECT id FROM order_lines /* all */",
+	} {
+		res, err := whole(g, db, q)
+		if !errors.Is(err, roconn.ErrRowLimit) || res == nil || len(res.Rows) != db.Limits().Rows || !res.Truncated {
+			n := -1
+			if res != nil {
+				n = len(res.Rows)
+			}
+			t.Errorf("%q: %d rows, err %v; want exactly %d rows and ErrRowLimit", q, n, err, db.Limits().Rows)
+		}
+	}
+}
+
+// plainQuery runs query on a plain connection and converts values as roconn does.
+func plainQuery(t *testing.T, db *sql.DB, query string) ([]string, [][]any) {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatalf("plain %q: %v", query, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		out = append(out, vals)
+	}
+	return cols, out
+}
+
+// FuzzGuard: whatever passes the guard runs on roconn without changing the
+// file and without a panic, and never returns more rows than the cap.
+func FuzzGuard(f *testing.F) {
+	for _, file := range []string{"hostile.sql", "benign.sql"} {
+		for _, r := range loadCorpus(f, file, f.TempDir()) {
+			f.Add(r.sql)
+		}
+	}
+	path, p := demo(f)
+	before := fileSum(f, path)
+	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	g := guard.New(db.Limits().Rows)
+	f.Fuzz(func(t *testing.T, query string) {
+		stmt, err := g.Check(query)
+		if err != nil {
+			return
+		}
+		res, _ := db.Query(context.Background(), stmt)
+		if res != nil && len(res.Rows) > db.Limits().Rows {
+			t.Errorf("%q: %d rows, over the cap", query, len(res.Rows))
+		}
+		if sum := fileSum(t, path); !bytes.Equal(sum[:], before[:]) {
+			t.Fatalf("%q changed the database file", query)
+		}
+	})
+}

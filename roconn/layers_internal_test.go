@@ -1,0 +1,322 @@
+package roconn
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// fixtureRW writes testdata/fixture.sql to a new database and returns its
+// path and a plain read-write pool on it with no authorizer.
+func fixtureRW(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("testdata", "fixture.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "fixture.db")
+	rw := sql.OpenDB(&plainConnector{driver: &sqlite.Driver{}, dsn: path})
+	rw.SetMaxOpenConns(1)
+	t.Cleanup(func() { rw.Close() })
+	if _, err := rw.Exec(string(script)); err != nil {
+		t.Fatal(err)
+	}
+	return path, rw
+}
+
+func fileHash(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// writeStatements returns statements that would change the fixture, for the
+// tests of one layer alone; the files they would create are in dir.
+func writeStatements(dir string) []string {
+	return []string{
+		"INSERT INTO orders(id, customer_id, day, status, total) VALUES (99, 1, 'd', 's', 1)",
+		"INSERT INTO orders SELECT id + 100, customer_id, day, status, total, note, receipt FROM orders RETURNING id",
+		"UPDATE orders SET total = 0",
+		"DELETE FROM orders",
+		"REPLACE INTO orders(id, customer_id, day, status, total) VALUES (1, 1, 'd', 's', 0)",
+		"CREATE TABLE x(a)",
+		"CREATE TEMP TABLE x(a)",
+		"CREATE INDEX i ON orders(status)",
+		"CREATE VIEW v AS SELECT 1",
+		"CREATE TRIGGER tr AFTER INSERT ON orders BEGIN DELETE FROM orders; END",
+		"DROP TABLE secrets",
+		"DROP INDEX orders_day",
+		"DROP VIEW customer_regions",
+		"ALTER TABLE orders ADD COLUMN x",
+		"ALTER TABLE orders RENAME TO o2",
+		"VACUUM",
+		"VACUUM INTO '" + dir + "/copy.db'",
+		"ATTACH '" + dir + "/other.db' AS o",
+		"PRAGMA user_version = 7",
+		"PRAGMA journal_mode = WAL",
+		"REINDEX",
+		"REINDEX orders_day",
+		"ANALYZE",
+		"BEGIN IMMEDIATE",
+		"SAVEPOINT s",
+	}
+}
+
+// TestProgramCheckAlone: the EXPLAIN check, given the program of each write
+// compiled on a connection with no authorizer, refuses every one; and it
+// passes the scratch-table shapes that honest queries compile to.
+func TestProgramCheckAlone(t *testing.T) {
+	ctx := context.Background()
+	path, rw := fixtureRW(t)
+	dir := t.TempDir()
+	before := fileHash(t, path)
+	conn, err := rw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range append(writeStatements(dir), "COMMIT", "DETACH o") {
+		prog, err := explain(ctx, conn, q)
+		if err != nil {
+			t.Errorf("EXPLAIN %s: %v", q, err)
+			continue
+		}
+		r := checkProgram(prog).refusal(DefaultColumns)
+		if r == nil || r.Layer != LayerReadOnly {
+			t.Errorf("checkProgram(EXPLAIN %s) = %v, want a %q refusal", q, r, LayerReadOnly)
+		}
+	}
+	for _, q := range []string{
+		"SELECT * FROM orders",
+		"SELECT DISTINCT status FROM orders",
+		"SELECT status FROM orders UNION SELECT region FROM customers",
+		"SELECT status FROM orders INTERSECT SELECT 'shipped'",
+		"SELECT status FROM orders EXCEPT SELECT 'shipped'",
+		"SELECT id FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE region = 'west')",
+		"SELECT id FROM orders WHERE status IN ('a', 'b', 'c', 'd')",
+		"SELECT status, count(*) FROM orders GROUP BY status ORDER BY 2 DESC",
+		"SELECT * FROM orders ORDER BY note, total LIMIT 3",
+		"SELECT id, row_number() OVER (PARTITION BY customer_id ORDER BY total), sum(total) OVER (ORDER BY id ROWS 2 PRECEDING) FROM orders",
+		"WITH RECURSIVE n(x) AS (SELECT 1 UNION SELECT x + 1 FROM n WHERE x < 10) SELECT * FROM n",
+		"WITH m AS MATERIALIZED (SELECT * FROM orders) SELECT a.id FROM m a JOIN m b ON a.customer_id = b.customer_id",
+		"SELECT o.id FROM orders o JOIN customers c ON c.region = o.status", // an automatic index
+		"SELECT count(*) FROM orders",
+		"SELECT group_concat(DISTINCT status) FROM orders",
+	} {
+		prog, err := explain(ctx, conn, q)
+		if err != nil {
+			t.Errorf("EXPLAIN %s: %v", q, err)
+			continue
+		}
+		if r := checkProgram(prog).refusal(DefaultColumns); r != nil {
+			t.Errorf("checkProgram(EXPLAIN %s) = %v, want nil", q, r)
+		}
+	}
+	conn.Close()
+	if fileHash(t, path) != before {
+		t.Fatal("EXPLAIN changed the file")
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("EXPLAIN created files: %v", files)
+	}
+}
+
+// TestCheckProgramCursors: Insert and friends pass on scratch cursors only.
+func TestCheckProgramCursors(t *testing.T) {
+	for _, tt := range []struct {
+		prog  []instr
+		write string
+	}{
+		{[]instr{{Opcode: "OpenEphemeral", P1: 1}, {Opcode: "IdxInsert", P1: 1}, {Opcode: "ResultRow", P2: 1}}, ""},
+		{[]instr{{Opcode: "SorterOpen", P1: 2}, {Opcode: "SorterInsert", P1: 2}, {Opcode: "ResultRow", P2: 1}}, ""},
+		{[]instr{{Opcode: "OpenRead", P1: 0}, {Opcode: "Insert", P1: 0}}, "Insert"},
+		{[]instr{{Opcode: "Insert", P1: 3}}, "Insert"}, // a cursor nobody opened
+		{[]instr{{Opcode: "OpenEphemeral", P1: 1}, {Opcode: "OpenRead", P1: 1}, {Opcode: "Delete", P1: 1}}, "Delete"},
+		{[]instr{{Opcode: "Transaction", P2: 1}}, "Transaction"},
+		{[]instr{{Opcode: "Transaction", P2: 0}, {Opcode: "ResultRow", P2: 1}}, ""},
+		{[]instr{{Opcode: "TableLock", P3: 1}}, "TableLock"},
+	} {
+		if got := checkProgram(tt.prog).write; got != tt.write {
+			t.Errorf("checkProgram(%v).write = %q, want %q", tt.prog, got, tt.write)
+		}
+	}
+	if r := checkProgram([]instr{{Opcode: "ResultRow", P2: 41}}).refusal(40); r == nil || r.Layer != LayerLimit {
+		t.Errorf("41 columns: %v, want a %q refusal", r, LayerLimit)
+	}
+	if r := checkProgram([]instr{{Opcode: "Halt"}}).refusal(40); r == nil || r.Layer != LayerReadOnly {
+		t.Errorf("no ResultRow: %v, want a %q refusal", r, LayerReadOnly)
+	}
+}
+
+// testAccess builds the restricted access for the fixture and the test
+// policy, the way Open does.
+func testAccess(t *testing.T, path string) *access {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePolicy(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := openPrivileged(dsnFor(path))
+	defer priv.pool.Close()
+	sch, err := priv.readSchema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := resolvePolicy(p, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := buildAccess(ctx, priv, sch, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc
+}
+
+// TestAuthorizerAlone: the authorizer, installed on a read-WRITE connection
+// with no EXPLAIN check in front, denies every write and every private read,
+// and the file is unchanged.
+func TestAuthorizerAlone(t *testing.T) {
+	ctx := context.Background()
+	path, rw := fixtureRW(t)
+	rw.Close()
+	acc := testAccess(t, path)
+	dir := t.TempDir()
+	before := fileHash(t, path)
+
+	st := &authState{access: acc, modules: map[string]bool{}}
+	d := &sqlite.Driver{}
+	d.RegisterConnectionHook(func(dc sqlite.ExecQuerierContext, _ string) error {
+		return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(st.authorize)
+	})
+	pool := sql.OpenDB(&plainConnector{driver: d, dsn: path}) // read-write
+	defer pool.Close()
+	pool.SetMaxOpenConns(1)
+
+	for _, q := range writeStatements(dir) {
+		st.reset()
+		_, err := pool.ExecContext(ctx, q)
+		if err == nil || st.denial() == "" {
+			t.Errorf("Exec(%s): err %v, denial %q; want a denial", q, err, st.denial())
+		}
+	}
+	for _, q := range []string{
+		"SELECT token FROM secrets",
+		"SELECT count(*) FROM secrets",
+		"SELECT email FROM customers",
+		"WITH customer_regions AS (SELECT email AS region FROM customers) SELECT region FROM customer_regions",
+		"SELECT sql FROM sqlite_schema",
+		"SELECT name FROM pragma_table_info('secrets')",
+		"SELECT count(*) FROM json_each('[1]')",
+		"SELECT count(*) FROM dbstat",
+	} {
+		st.reset()
+		rows, err := pool.QueryContext(ctx, q)
+		if err == nil {
+			rows.Close()
+		}
+		if err == nil || st.denial() == "" {
+			t.Errorf("Query(%s): err %v, denial %q; want a denial", q, err, st.denial())
+		}
+	}
+	st.reset()
+	var n int
+	if err := pool.QueryRowContext(ctx, "SELECT count(*) FROM orders o JOIN customer_regions c ON c.id = o.customer_id").Scan(&n); err != nil || n != 12 {
+		t.Errorf("an allowed read: %d, %v (denial %q)", n, err, st.denial())
+	}
+	pool.Close()
+	if fileHash(t, path) != before {
+		t.Fatal("the file changed under the authorizer alone")
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("files were created: %v", files)
+	}
+}
+
+func TestScan(t *testing.T) {
+	for _, tt := range []struct {
+		query  string
+		stmts  int
+		first  string
+		params bool
+	}{
+		{"SELECT 1", 1, "select", false},
+		{"  select 1;  ", 1, "select", false},
+		{"SELECT 1; SELECT 2", 2, "select", false},
+		{"SELECT ';' ; ", 1, "select", false},
+		{`SELECT "a;b", [c;d], ` + "`e;f`" + ` FROM t`, 1, "select", false},
+		{"SELECT 'it''s;' -- ; \n", 1, "select", false},
+		{"SELECT 1 /* ; */", 1, "select", false},
+		{"SELECT 1 /* ; unterminated", 1, "select", false},
+		{"SELECT 1 /*", 1, "select", false},
+		{"SELECT x'00'; DELETE FROM t", 2, "select", false},
+		{"-- c\n/* d */ Explain SELECT 1", 1, "explain", false},
+		{";;", 0, "", false},
+		{"", 0, "", false},
+		{"WITH a AS (SELECT 1) SELECT * FROM a", 1, "with", false},
+		// SQLite reads $a(') as one variable and then sees a second
+		// statement; the scanner sees a string. That is why Query refuses
+		// every parameter character.
+		{"SELECT $a(');')", 1, "select", true},
+		{"SELECT :a", 1, "select", true},
+		{"SELECT ':a', '?', '$x'", 1, "select", false},
+		{"SELECT [a]]; x", 2, "select", false},
+	} {
+		sh := scan(tt.query)
+		if len(sh.stmts) != tt.stmts || sh.first != tt.first || sh.params != tt.params {
+			t.Errorf("scan(%q) = %d statements %q, first %q, params %v; want %d, %q, %v",
+				tt.query, len(sh.stmts), sh.stmts, sh.first, sh.params, tt.stmts, tt.first, tt.params)
+		}
+	}
+	if !scan("SELECT 1\x00; DROP TABLE t").nul {
+		t.Error("scan missed a NUL byte")
+	}
+}
+
+func TestValue(t *testing.T) {
+	for _, tt := range []struct {
+		in   any
+		decl string
+		want any
+	}{
+		{[]byte("héllo"), "", "héllo"},
+		{[]byte{0x00, 0xff}, "", "x'00ff'"},
+		{time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC), "DATE", "2024-01-05"},
+		{time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC), "DATETIME", "2024-01-05 00:00:00"},
+		{time.Date(2024, 1, 5, 10, 30, 0, 500_000_000, time.UTC), "TIMESTAMP", "2024-01-05 10:30:00.5"},
+		{time.Date(2024, 1, 5, 10, 30, 0, 0, time.FixedZone("", 3600)), "DATETIME", "2024-01-05 10:30:00+01:00"},
+		{int64(3), "", int64(3)},
+		{2.5, "", 2.5},
+		{nil, "", nil},
+	} {
+		if got := value(tt.in, tt.decl); got != tt.want {
+			t.Errorf("value(%v) = %#v, want %#v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestConnectFailsClosed: a connection whose hook did not run, or that
+// cannot be interrupted, never reaches the pool.
+func TestConnectFailsClosed(t *testing.T) {
+	c := &connector{}
+	if _, err := c.wrap(nil, nil, false); err == nil {
+		t.Error("wrap of an unhooked connection succeeded")
+	}
+	if _, err := sqliteHandle(nil); err == nil {
+		t.Error("sqliteHandle(nil) succeeded")
+	}
+}

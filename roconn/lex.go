@@ -1,0 +1,146 @@
+package roconn
+
+import "strings"
+
+// A shape is what a lexical scan of a query found: its statements, with
+// comments and blank statements dropped, and the features roconn refuses
+// before SQLite sees the text.
+type shape struct {
+	stmts  []string // each non-blank statement, without its ';'
+	first  string   // the first word of the first statement, lower-cased
+	params bool     // a ? $ @ : or # outside literals and comments
+	nul    bool     // a NUL byte: SQLite would stop reading there
+}
+
+// scan splits query into statements the way SQLite's tokenizer does.
+//
+// Why roconn does this itself: modernc.org/sqlite runs every statement of a
+// multi-statement string, one after the other, in QueryContext and ExecContext
+// alike, and it does so for "EXPLAIN SELECT 1; DELETE FROM t" too (the second
+// statement is prepared without the EXPLAIN and stepped). The only safe course
+// is never to hand SQLite more than one statement, so roconn must find the
+// statement boundaries before SQLite does, and find the same ones.
+//
+// The rules are those of SQLite's tokenizer (tokenize.c): '...', "..." and
+// `...` quote with the quote character doubled as the only escape, [...]
+// quotes with no escape, -- comments run to the end of the line and /*
+// comments to */ (or to the end of the text). A blob literal x'..' is an
+// identifier character followed by a string, which splits the same way.
+//
+// One place where a naive scan and SQLite disagree is the TCL-style variable
+// ($name(...) swallows anything up to a space or ')', quotes and ';' included),
+// so scan reports every parameter character outside literals and comments, and
+// Query refuses them all: no parameter is ever bound, so a statement with one
+// could not run anyway. With parameters refused, the tokens that remain cannot
+// hide a ';' from one scanner and not the other.
+func scan(query string) shape {
+	var sh shape
+	if strings.IndexByte(query, 0) >= 0 {
+		sh.nul = true
+	}
+	start := 0      // start of the current statement
+	blank := true   // the current statement has no token yet
+	wordStart := -1 // start of the current statement's first word, once seen
+	wordEnd := -1
+	flush := func(end int) {
+		if !blank {
+			sh.stmts = append(sh.stmts, query[start:end])
+		}
+		start, blank = end+1, true
+	}
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == ';':
+			flush(i)
+			i++
+		case c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v':
+			i++
+		case c == '-' && i+1 < len(query) && query[i+1] == '-':
+			i = lineCommentEnd(query, i)
+		case c == '/' && i+2 < len(query) && query[i+1] == '*':
+			i = blockCommentEnd(query, i)
+		case c == '\'' || c == '"' || c == '`':
+			blank = false
+			i = quotedEnd(query, i, c)
+		case c == '[':
+			blank = false
+			i = quotedEnd(query, i, ']')
+		case c == '?' || c == '$' || c == '@' || c == ':' || c == '#':
+			sh.params = true
+			blank = false
+			i++
+		default:
+			if blank && len(sh.stmts) == 0 && wordStart < 0 {
+				wordStart = i
+				wordEnd = i
+				for wordEnd < len(query) && isWordByte(query[wordEnd]) {
+					wordEnd++
+				}
+			}
+			blank = false
+			i++
+		}
+	}
+	flush(len(query))
+	if wordStart >= 0 && wordEnd > wordStart {
+		sh.first = fold(query[wordStart:wordEnd])
+	}
+	return sh
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// quotedEnd returns the index just past the quoted token opening at s[i] and
+// closed by close, or len(s) if it is unterminated. A doubled close character
+// escapes itself, except for [...], which has no escape.
+func quotedEnd(s string, i int, close byte) int {
+	for j := i + 1; j < len(s); j++ {
+		if s[j] != close {
+			continue
+		}
+		if close != ']' && j+1 < len(s) && s[j+1] == close {
+			j++
+			continue
+		}
+		return j + 1
+	}
+	return len(s)
+}
+
+// lineCommentEnd returns the index just past the -- comment opening at s[i].
+func lineCommentEnd(s string, i int) int {
+	if j := strings.IndexByte(s[i+2:], '\n'); j >= 0 {
+		return i + 2 + j + 1
+	}
+	return len(s)
+}
+
+// blockCommentEnd returns the index just past the /* comment opening at s[i],
+// or len(s) if it is unterminated (SQLite then ignores the rest of the text).
+func blockCommentEnd(s string, i int) int {
+	if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+		return i + 2 + j + 2
+	}
+	return len(s)
+}
+
+// fold lower-cases the ASCII letters of an identifier, and only those: SQLite
+// compares names that way, so "É" and "é" are different tables to it and must
+// be to roconn too.
+func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

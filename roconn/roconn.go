@@ -1,0 +1,381 @@
+// Package roconn is sqlbot's read-only connection to a SQLite database, and
+// its security boundary.
+//
+// A DB runs SQL that a language model wrote, over data that may itself hold
+// instructions, so it treats every statement as hostile. Its contract, which
+// holds with no other check in front of it:
+//
+//   - Query never changes the database file, and never runs more than one
+//     statement per call.
+//   - Query never returns, and never puts in an error, a value of a column
+//     the policy does not expose.
+//   - Every statement is bounded in time, rows, columns and value size, and a
+//     statement that was stopped is never retried.
+//
+// Several independent mechanisms each stop a write on their own. The file is
+// opened with mode=ro. Every physical connection gets, before database/sql
+// can use it, an authorizer that denies every action except SELECT, reads of
+// allowed (table, column) pairs, recursive CTEs and an allowlist of functions.
+// Before a statement runs, roconn compiles it as EXPLAIN and refuses it if its
+// program would write. The refusals are *Refusal values that say which layer
+// stopped the statement and why, in a sentence fit for the model and the user.
+//
+// Reads are decided per column: an exposed table makes all of its columns
+// readable; an exposed view makes readable the base columns it reads itself,
+// as the authorizer reports them while SQLite compiles SELECT * FROM view. A
+// column that an exposed view only filters on is therefore readable too: a
+// view that hides a column must not mention it at all.
+//
+// roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
+// Driver, so its hooks never reach other connections in the process.
+package roconn
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// poolSize is how many statements one DB runs at once; more wait their turn.
+const poolSize = 4
+
+// A DB is a read-only, policy-restricted connection pool to one SQLite file.
+// It is safe for concurrent use. Open one with Open and close it with Close.
+type DB struct {
+	pool    *sql.DB
+	lim     Limits
+	rules   []string
+	objects []Object
+	byName  map[string]int // lower-cased name → index in objects
+}
+
+// An exposure is one object the policy exposes, matched to the schema.
+type exposure struct {
+	obj      *schemaObject
+	about    string
+	meanings map[string]string // lower-cased column → meaning
+}
+
+// Open opens the SQLite file at path read-only under policy p and limits lim.
+//
+// A nil p exposes every user table and view, with sqlite_* tables hidden; an
+// object that cannot be read through the restricted connection (a view that
+// calls a function outside the allowlist, or reads a missing table) is then
+// left out. With a policy, an object that is missing from the database, a
+// described column that does not exist, or an exposed object that cannot be
+// read is an error naming it.
+//
+// A zero field of lim takes the policy's limit (rows, timeout) if it sets one,
+// else its Default. A missing file is an error naming it; mode=ro never
+// creates one. Open reads the schema, and each exposed object's row count and
+// three sample rows, once; Objects returns them. It fails closed: before
+// returning, it proves on a pooled connection that the authorizer is installed
+// and that a write is refused, and returns an error if not.
+func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
+	lim, err := effectiveLimits(lim, p)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("roconn: open %s: not a regular file", path)
+	}
+	dsn := dsnFor(abs)
+
+	priv := openPrivileged(dsn)
+	sch, err := priv.readSchema(ctx)
+	if err != nil {
+		priv.pool.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	exposed, err := resolvePolicy(p, sch)
+	if err != nil {
+		priv.pool.Close()
+		return nil, err
+	}
+	acc, err := buildAccess(ctx, priv, sch, exposed)
+	priv.pool.Close() // the privileged connection is done; model SQL never sees it
+	if err != nil {
+		return nil, err
+	}
+
+	db := &DB{lim: lim, byName: map[string]int{}}
+	if p != nil {
+		db.rules = slices.Clone(p.Rules)
+	}
+	db.pool = openPool(newConnector(dsn, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
+		st := &authState{access: acc, modules: modules}
+		return st.authorize, st
+	}), poolSize)
+	if err := db.proveReadOnly(ctx); err != nil {
+		db.pool.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	if err := db.describe(ctx, exposed, p == nil); err != nil {
+		db.pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// effectiveLimits fills the zero fields of lim from the policy, then from
+// the defaults, and rejects negative ones.
+func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
+	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.Timeout < 0 {
+		return Limits{}, fmt.Errorf("roconn: limits must not be negative: %+v", lim)
+	}
+	if p != nil {
+		if lim.Rows == 0 {
+			lim.Rows = p.Limits.Rows
+		}
+		if lim.Timeout == 0 {
+			lim.Timeout = p.Limits.Timeout
+		}
+	}
+	if lim.Rows == 0 {
+		lim.Rows = DefaultRows
+	}
+	if lim.Columns == 0 {
+		lim.Columns = DefaultColumns
+	}
+	if lim.ValueBytes == 0 {
+		lim.ValueBytes = DefaultValueBytes
+	}
+	if lim.Timeout == 0 {
+		lim.Timeout = DefaultTimeout
+	}
+	return lim, nil
+}
+
+// resolvePolicy matches the policy to the schema. A nil policy exposes every
+// user table and view.
+func resolvePolicy(p *Policy, sch *schema) ([]exposure, error) {
+	var out []exposure
+	if p == nil {
+		for _, o := range sch.objects {
+			if o.broken == nil {
+				out = append(out, exposure{obj: o})
+			}
+		}
+		return out, nil
+	}
+	seen := map[*schemaObject]bool{}
+	for _, e := range p.Expose {
+		o, ok := sch.objects[fold(e.Name)]
+		if !ok {
+			return nil, fmt.Errorf("roconn: policy: table %q is not in the database", e.Name)
+		}
+		if seen[o] {
+			return nil, fmt.Errorf("roconn: policy: %q is exposed twice", e.Name)
+		}
+		seen[o] = true
+		if o.broken != nil {
+			return nil, fmt.Errorf("roconn: policy: %s %q cannot be read: %w", kindOf(o), o.name, o.broken)
+		}
+		meanings := map[string]string{}
+		for col, meaning := range e.Columns {
+			if !slices.ContainsFunc(o.columns, func(c schemaColumn) bool { return fold(c.name) == fold(col) }) {
+				return nil, fmt.Errorf("roconn: policy: %s %q has no column %q", kindOf(o), o.name, col)
+			}
+			meanings[fold(col)] = meaning
+		}
+		out = append(out, exposure{obj: o, about: e.About, meanings: meanings})
+	}
+	return out, nil
+}
+
+func kindOf(o *schemaObject) string {
+	if o.isView {
+		return "view"
+	}
+	return "table"
+}
+
+// buildAccess computes the allowed (table, column) pairs: every column of an
+// exposed table, and every base column an exposed view reads.
+//
+// SQLite asks to read column "" both for a FROM item none of whose columns
+// is used and for a column really named "". So a table with a column named ""
+// gets the "" key only when the table itself is exposed; a view over such a
+// table that counts its rows cannot be read, which Open reports.
+func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure) (*access, error) {
+	acc := &access{pairs: map[string]map[string]bool{}, tables: sch.tables}
+	whole := map[string]bool{} // exposed tables, all of whose columns may be read
+	for _, e := range exposed {
+		if !e.obj.isView {
+			whole[fold(e.obj.name)] = true
+		}
+	}
+	allow := func(table, column string) {
+		t, c := fold(table), fold(column)
+		if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") {
+			return // schema tables stay hidden, whatever a view reads
+		}
+		ambiguous := !whole[t] && sch.emptyColumn[t]
+		if c == "" && ambiguous {
+			return
+		}
+		if acc.pairs[t] == nil {
+			acc.pairs[t] = map[string]bool{}
+		}
+		acc.pairs[t][c] = true
+		if !ambiguous {
+			acc.pairs[t][""] = true
+		}
+	}
+	for _, e := range exposed {
+		for _, c := range e.obj.columns {
+			allow(e.obj.name, c.name)
+		}
+		if !e.obj.isView {
+			allow(e.obj.name, "rowid") // SQLite reports rowid reads as ROWID unless a column aliases it
+			continue
+		}
+		reads, err := priv.viewReads(ctx, e.obj.name)
+		if err != nil {
+			return nil, fmt.Errorf("roconn: policy: view %q: %w", e.obj.name, err)
+		}
+		for _, r := range reads {
+			allow(r[0], r[1])
+		}
+	}
+	return acc, nil
+}
+
+// proveReadOnly shows, on a connection from the pool, that the file is open
+// read-only (Connect checks it), that the authorizer is installed and denies a
+// write on its own, and that Query refuses one.
+func (db *DB) proveReadOnly(ctx context.Context) error {
+	const probe = "CREATE TABLE roconn_probe(x)"
+	if err := db.probeAuthorizer(ctx, probe); err != nil {
+		return err
+	}
+	var r *Refusal
+	if _, err := db.Query(ctx, probe); !errors.As(err, &r) {
+		return fmt.Errorf("a write was not refused (%v); refusing to serve", err)
+	}
+	return nil
+}
+
+// probeAuthorizer runs probe straight on a pooled connection, with no
+// EXPLAIN check in front, and requires the authorizer to deny it.
+func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
+	conn, err := db.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	pc, err := physOf(conn)
+	if err != nil {
+		return err
+	}
+	pc.auth.reset()
+	_, err = conn.ExecContext(ctx, probe)
+	if err == nil || pc.auth.denial() == "" {
+		return fmt.Errorf("the authorizer did not deny a write (%v); refusing to serve", err)
+	}
+	return nil
+}
+
+// describe fills db.objects, reading row counts and samples through Query,
+// the same restricted path model SQL takes.
+func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) error {
+	for _, e := range exposed {
+		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView, Foreign: slices.Clone(e.obj.foreign)}
+		for _, c := range e.obj.columns {
+			if !c.hidden {
+				o.Columns = append(o.Columns, Column{Name: c.name, Type: c.typ, Meaning: e.meanings[fold(c.name)]})
+			}
+		}
+		var err error
+		if o.RowCount, err = db.count(ctx, o.Name); err == nil {
+			o.Sample, err = db.sample(ctx, o.Name)
+		}
+		var r *Refusal
+		switch {
+		case err == nil:
+		case errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit):
+			// Too big or too slow to describe, but readable: leave it undescribed.
+		case lenient && ctx.Err() == nil:
+			continue // no policy: what cannot be read is simply not offered
+		default:
+			return fmt.Errorf("roconn: policy: %s %q cannot be read: %w", kindOf(e.obj), o.Name, err)
+		}
+		db.objects = append(db.objects, o)
+	}
+	slices.SortFunc(db.objects, func(a, b Object) int { return strings.Compare(a.Name, b.Name) })
+	for i, o := range db.objects {
+		db.byName[fold(o.Name)] = i
+	}
+	return nil
+}
+
+// count returns the number of rows of name, or -1 if counting them was
+// stopped by a limit.
+func (db *DB) count(ctx context.Context, name string) (int64, error) {
+	res, err := db.Query(ctx, "SELECT count(*) FROM "+quoteIdent(name))
+	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit) {
+			return -1, nil
+		}
+		return -1, err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return -1, fmt.Errorf("count %s: unexpected result", name)
+	}
+	n, _ := res.Rows[0][0].(int64)
+	return n, nil
+}
+
+// sample returns up to three rows of name.
+func (db *DB) sample(ctx context.Context, name string) ([][]any, error) {
+	res, err := db.Query(ctx, "SELECT * FROM "+quoteIdent(name)+" LIMIT 3")
+	if err != nil && !errors.Is(err, ErrRowLimit) {
+		return nil, err
+	}
+	return res.Rows, nil
+}
+
+// Objects returns the exposed tables and views, sorted by name, as computed
+// at Open. The slice is the caller's; the rows inside it are shared.
+func (db *DB) Objects() []Object { return slices.Clone(db.objects) }
+
+// Object returns the exposed object called name, ignoring ASCII case, and
+// whether there is one.
+func (db *DB) Object(name string) (Object, bool) {
+	i, ok := db.byName[fold(name)]
+	if !ok {
+		return Object{}, false
+	}
+	return db.objects[i], true
+}
+
+// Rules returns the policy's house rules, in file order.
+func (db *DB) Rules() []string { return slices.Clone(db.rules) }
+
+// Limits returns the limits in force, defaults filled in.
+func (db *DB) Limits() Limits { return db.lim }
+
+// Close closes the pool. Statements running on it finish or are stopped by
+// their own time limit first.
+func (db *DB) Close() error {
+	if err := db.pool.Close(); err != nil {
+		return fmt.Errorf("roconn: close: %w", err)
+	}
+	return nil
+}

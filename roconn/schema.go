@@ -1,0 +1,287 @@
+package roconn
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// A schemaObject is one table or view as the privileged connection sees it.
+type schemaObject struct {
+	name    string // as the schema spells it
+	isView  bool
+	columns []schemaColumn
+	foreign []ForeignKey
+	broken  error // why its columns could not be read (a view over a missing table, a missing module)
+}
+
+type schemaColumn struct {
+	name, typ string
+	hidden    bool // a virtual table's hidden column
+}
+
+// A schema is what Open learns on the privileged connection.
+type schema struct {
+	objects map[string]*schemaObject // by lower-cased name; user tables and views only
+	tables  map[string]bool          // lower-cased names of every table and view, sqlite_* included
+	// emptyColumn holds the user tables that have a column named "".
+	emptyColumn map[string]bool
+}
+
+// A recorder is the authorizer of the privileged connection. The privileged
+// connection is read-only too and is only ever given roconn's own SQL, never
+// the model's; its authorizer allows reads, functions and the few pragmas
+// roconn uses, and records the column reads of a statement being compiled.
+type recorder struct {
+	mu    sync.Mutex
+	on    bool
+	reads [][2]string // (table, column) pairs, as SQLite sent them
+}
+
+func (r *recorder) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRecursive, sqlite.AuthFunction:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthRead:
+		r.mu.Lock()
+		if r.on {
+			r.reads = append(r.reads, [2]string{arg1, arg2})
+		}
+		r.mu.Unlock()
+		return sqlite.AuthorizerOK
+	case sqlite.AuthPragma:
+		switch fold(arg1) {
+		case "table_xinfo", "foreign_key_list":
+			return sqlite.AuthorizerOK
+		}
+	}
+	return sqlite.AuthorizerDeny
+}
+
+// start begins recording; stop ends it and returns what was read.
+func (r *recorder) start() {
+	r.mu.Lock()
+	r.on, r.reads = true, nil
+	r.mu.Unlock()
+}
+
+func (r *recorder) stop() [][2]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reads := r.reads
+	r.on, r.reads = false, nil
+	return reads
+}
+
+// A privileged is the connection Open reads the schema through.
+type privileged struct {
+	pool *sql.DB
+	rec  *recorder
+}
+
+func openPrivileged(dsn string) *privileged {
+	rec := &recorder{}
+	c := newConnector(dsn, func(map[string]bool) (sqlite.AuthorizerFn, *authState) { return rec.authorize, nil })
+	// One connection: the recorder is shared, and Open reads one thing at a time.
+	return &privileged{pool: openPool(c, 1), rec: rec}
+}
+
+// readSchema lists the user tables and views with their columns and foreign
+// keys, and the names of all tables and views.
+func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
+	s := &schema{objects: map[string]*schemaObject{}, tables: map[string]bool{}, emptyColumn: map[string]bool{}}
+	rows, err := p.pool.QueryContext(ctx, `SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view')`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	var objs []*schemaObject
+	for rows.Next() {
+		var typ, name string
+		if err := rows.Scan(&typ, &name); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read schema: %w", err)
+		}
+		lower := fold(name)
+		s.tables[lower] = true
+		if strings.HasPrefix(lower, "sqlite_") {
+			continue
+		}
+		o := &schemaObject{name: name, isView: typ == "view"}
+		s.objects[lower] = o
+		objs = append(objs, o)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	for _, name := range []string{"sqlite_schema", "sqlite_master", "sqlite_temp_schema", "sqlite_temp_master"} {
+		s.tables[name] = true
+	}
+	for _, o := range objs {
+		if err := p.readColumns(ctx, o); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			o.broken, o.columns = err, nil
+			continue
+		}
+		for _, c := range o.columns {
+			if c.name == "" {
+				s.emptyColumn[fold(o.name)] = true
+			}
+		}
+		if !o.isView {
+			if err := p.readForeignKeys(ctx, o, s); err != nil {
+				return nil, fmt.Errorf("read foreign keys of %q: %w", o.name, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+func (p *privileged) readColumns(ctx context.Context, o *schemaObject) error {
+	rows, err := p.pool.QueryContext(ctx, `SELECT name, type, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, o.name)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var c schemaColumn
+		var hidden int64
+		if err := rows.Scan(&c.name, &c.typ, &hidden); err != nil {
+			rows.Close()
+			return err
+		}
+		c.hidden = hidden == 1
+		o.columns = append(o.columns, c)
+	}
+	return closeRows(rows)
+}
+
+func (p *privileged) readForeignKeys(ctx context.Context, o *schemaObject, s *schema) error {
+	rows, err := p.pool.QueryContext(ctx, `SELECT "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq`, o.name)
+	if err != nil {
+		return err
+	}
+	type fk struct {
+		table, from string
+		to          sql.NullString
+	}
+	var fks []fk
+	for rows.Next() {
+		var f fk
+		if err := rows.Scan(&f.table, &f.from, &f.to); err != nil {
+			rows.Close()
+			return err
+		}
+		fks = append(fks, f)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	for _, f := range fks {
+		ref := f.table
+		if t, ok := s.objects[fold(ref)]; ok {
+			ref = t.name // the schema's spelling, not the REFERENCES clause's
+		}
+		col := f.to.String
+		if !f.to.Valid { // REFERENCES t with no column: t's primary key
+			col, err = p.primaryKey(ctx, ref)
+			if err != nil {
+				return err
+			}
+		}
+		o.foreign = append(o.foreign, ForeignKey{Column: f.from, RefTable: ref, RefColumn: col})
+	}
+	return nil
+}
+
+// primaryKey returns the first primary key column of table, or "rowid".
+func (p *privileged) primaryKey(ctx context.Context, table string) (string, error) {
+	names, err := p.names(ctx, `SELECT name FROM pragma_table_xinfo(?) WHERE pk > 0 ORDER BY pk`, table)
+	if err != nil || len(names) == 0 {
+		return "rowid", err
+	}
+	return names[0], nil
+}
+
+// viewReads compiles SELECT * FROM view (without running it) and returns the
+// (table, column) reads the authorizer saw; "" as a column means the view
+// reads a table's rows without naming a column.
+func (p *privileged) viewReads(ctx context.Context, view string) ([][2]string, error) {
+	conn, err := p.pool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	p.rec.start()
+	stmt, err := conn.PrepareContext(ctx, "SELECT * FROM "+quoteIdent(view))
+	reads := p.rec.stop()
+	if err != nil {
+		return nil, err
+	}
+	if err := stmt.Close(); err != nil {
+		return nil, err
+	}
+	return reads, nil
+}
+
+func (p *privileged) names(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := p.pool.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, closeRows(rows)
+}
+
+func closeRows(rows *sql.Rows) error {
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
+	}
+	return rows.Close()
+}
+
+// quoteIdent quotes name as an SQL identifier.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// moduleNames returns the virtual table modules registered on a connection,
+// lower-cased. The connection hook calls it before installing the
+// authorizer, which would deny the PRAGMA.
+func moduleNames(ctx context.Context, dc sqlite.ExecQuerierContext) (map[string]bool, error) {
+	rows, err := dc.QueryContext(ctx, "SELECT name FROM pragma_module_list", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	mods := map[string]bool{}
+	vals := make([]driver.Value, 1)
+	for {
+		err := rows.Next(vals)
+		if errors.Is(err, io.EOF) {
+			return mods, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if name, ok := vals[0].(string); ok {
+			mods[fold(name)] = true
+		}
+	}
+}

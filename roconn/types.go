@@ -1,0 +1,96 @@
+package roconn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Layer names the part of roconn that stopped a statement. The values are
+// stable: they appear in `sqlbot sql --json`, logs, metrics and evals.
+type Layer string
+
+// The layers that can stop a statement inside roconn.
+const (
+	// LayerAuthorizer: the SQLite authorizer denied an action (a write, a
+	// read of a private column or schema table, a PRAGMA, ATTACH, a function
+	// outside the allowlist).
+	LayerAuthorizer Layer = "authorizer"
+	// LayerReadOnly: the compiled program would write or returns no rows,
+	// SQLite said the file is read-only, or the text is not exactly one plain
+	// statement (two statements, EXPLAIN, parameters, a NUL byte).
+	LayerReadOnly Layer = "readonly"
+	// LayerLimit: too many result columns, or a value over the size limit.
+	LayerLimit Layer = "limit"
+	// LayerTimeout: the statement ran past its time limit and was interrupted.
+	LayerTimeout Layer = "timeout"
+)
+
+// A Refusal is returned by DB.Query when roconn stopped a statement. Reason is
+// one plain sentence that is safe to show to the model and the user, such as
+// "not allowed to read customers.email". A stopped statement is never retried.
+type Refusal struct {
+	Layer  Layer
+	Reason string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("roconn: refused (%s): %s", r.Layer, r.Reason) }
+
+// ErrRowLimit is returned, wrapped, by DB.Query when a result has more rows
+// than the limit. The returned *Result still holds the first rows.
+var ErrRowLimit = errors.New("roconn: row limit reached")
+
+// Limits bounds what one statement may cost and return. A zero field takes
+// the policy's value, if it sets one, else its Default (see Open).
+type Limits struct {
+	Rows       int           // rows returned at most (default 200)
+	Columns    int           // result columns at most (default 40)
+	ValueBytes int           // bytes per string or blob value at most (SQLITE_LIMIT_LENGTH, default 1 MiB)
+	Timeout    time.Duration // time per statement (default 5 s)
+}
+
+// Defaults for Limits; a zero field in Limits takes its default.
+const (
+	DefaultRows       = 200
+	DefaultColumns    = 40
+	DefaultValueBytes = 1 << 20
+	DefaultTimeout    = 5 * time.Second
+)
+
+// A Result is what one statement returned.
+//
+// Rows is never nil. Its values are nil, int64, float64 or string: a BLOB
+// comes back as a string when it is valid UTF-8, else as hex "x'..'", and the
+// TEXT of a column declared DATE, DATETIME or TIMESTAMP (which the driver
+// parses into a time) as SQLite writes it, "YYYY-MM-DD" or
+// "YYYY-MM-DD HH:MM:SS[.fff][+hh:mm]".
+type Result struct {
+	SQL       string   // the statement as run: the query without a trailing ';' and what follows it
+	Columns   []string // result column names
+	Rows      [][]any  // at most Limits.Rows rows
+	Truncated bool     // true when rows beyond Limits.Rows were cut (Query also returns ErrRowLimit)
+	Elapsed   time.Duration
+}
+
+// An Object is one exposed table or view as the model sees it.
+type Object struct {
+	Name     string
+	About    string // the policy's description, may be empty
+	IsView   bool
+	Columns  []Column
+	Foreign  []ForeignKey // for tables; views have none
+	RowCount int64        // -1 if counting was stopped by the time or size limit
+	Sample   [][]any      // up to 3 rows, read through the same guarded connection; nil if stopped by a limit
+}
+
+// A Column is one column of an exposed object.
+type Column struct {
+	Name    string
+	Type    string // declared type, may be empty
+	Meaning string // from the policy, may be empty
+}
+
+// A ForeignKey says Column refers to RefTable.RefColumn.
+type ForeignKey struct {
+	Column, RefTable, RefColumn string
+}
