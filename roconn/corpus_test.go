@@ -380,3 +380,58 @@ func FuzzGuard(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkBenign runs the benign corpus through a plain mode=ro connection
+// and through the whole safe path (guard, then roconn). Both run the same
+// text (the guard's output, with its LIMIT), so the ratio is the cost of the
+// checks alone: the guard, the EXPLAIN compile, the authorizer and the limits.
+func BenchmarkBenign(b *testing.B) {
+	path, p := demo(b)
+	recs := loadCorpus(b, "benign.sql", b.TempDir())
+	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	g := guard.New(db.Limits().Rows)
+	stmts := make([]string, len(recs))
+	for i, r := range recs {
+		if stmts[i], err = g.Check(r.sql); err != nil {
+			b.Fatal(err)
+		}
+	}
+	plain, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer plain.Close()
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range stmts {
+				rows, err := plain.Query(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cols, _ := rows.Columns()
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				for rows.Next() {
+					rows.Scan(ptrs...)
+				}
+				rows.Close()
+			}
+		}
+	})
+	b.Run("safe", func(b *testing.B) {
+		for b.Loop() {
+			for _, r := range recs {
+				if _, err := whole(g, db, r.sql); err != nil && !errors.Is(err, roconn.ErrRowLimit) {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
