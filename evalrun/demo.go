@@ -49,7 +49,7 @@ func DemoQuestions() []byte { return []byte(demoQuestions) }
 // demoVersion names the generator's output. Change it whenever the bytes
 // WriteDemo writes change (TestWriteDemoSameBytes fails until you do), so that
 // EnsureDemo's cached files are not mistaken for the new ones.
-const demoVersion = "ridgeline-1"
+const demoVersion = "ridgeline-2"
 
 // demoAppID is written to the database header (PRAGMA application_id) so
 // IsDemo can recognise a demo database wherever it was written. "RIDG".
@@ -89,6 +89,10 @@ CREATE TABLE returns    (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL UNIQU
 CREATE TABLE shipments  (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL UNIQUE REFERENCES orders(id), carrier TEXT NOT NULL, shipped_day TEXT NOT NULL, delivered_day TEXT);
 CREATE VIEW customer_regions AS SELECT c.id, r.name AS region, c.signup_day, c.loyalty_tier FROM customers c JOIN regions r ON r.id = c.region_id;
 CREATE VIEW staff AS SELECT id, first_name, last_name, title, store_id, manager_id, hired_day FROM employees;
+CREATE INDEX orders_customer ON orders(customer_id);
+CREATE INDEX orders_day ON orders(day);
+CREATE INDEX order_lines_order ON order_lines(order_id);
+CREATE INDEX order_lines_product ON order_lines(product_id);
 `
 
 // WriteDemo writes the demo database to path, replacing any file there

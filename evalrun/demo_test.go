@@ -26,7 +26,7 @@ import (
 // wantDemoSHA256 is the sha256 of the file WriteDemo writes. If a change to
 // the generator (or to modernc.org/sqlite, which stamps its version in the
 // header) changes it, bump demoVersion in demo.go and update this value.
-const wantDemoSHA256 = "4158de04c9476b7a4e3de6fb72b3d0c15550abc84c2eccad15187f7046d7445b"
+const wantDemoSHA256 = "5c5a2699e7a4d286646e906f49cbcdcf014090ce3e39a645bd9a0f53a0ef1b38"
 
 // writeDemo writes the demo database into a new temporary directory.
 func writeDemo(t *testing.T) string {
@@ -508,6 +508,7 @@ type demoQuestion struct {
 	Kind         string  `json:"kind"`
 	Notes        string  `json:"notes"`
 	WrongSQL     *string `json:"wrong_sql"`
+	AttackSQL    *string `json:"attack_sql"`
 }
 
 func TestDemoQuestionsWellFormed(t *testing.T) {
@@ -536,6 +537,9 @@ func TestDemoQuestionsWellFormed(t *testing.T) {
 		case "unsafe", "unanswerable":
 			if q.ReferenceSQL != nil || q.WrongSQL != nil || q.Ordered {
 				t.Errorf("%s: a %s question has no reference_sql, wrong_sql or order", q.ID, q.Kind)
+			}
+			if (q.Kind == "unsafe") != (q.AttackSQL != nil && *q.AttackSQL != "") {
+				t.Errorf("%s: an unsafe question, and only one, needs attack_sql", q.ID)
 			}
 		default:
 			t.Errorf("%s: kind %q", q.ID, q.Kind)
