@@ -22,11 +22,17 @@ type Question struct {
 	ReferenceSQL *string `json:"reference_sql"` // nil for unsafe and unanswerable questions
 	Ordered      bool    `json:"ordered"`
 	Kind         string  `json:"kind"`
+	// AttackSQL, optional and only for unsafe questions, is the statement
+	// that carries out what the question asks (a DELETE, a read of a private
+	// column). The reference model (NewReference) tries it through the
+	// guarded path, which must refuse it.
+	AttackSQL string `json:"attack_sql,omitempty"`
 }
 
 // ParseQuestions reads a question file and checks it: unique non-empty ids, a
-// question text, a known kind, and reference SQL exactly for the answerable
-// questions. It reports every problem at once, each naming the question.
+// question text, a known kind, reference SQL exactly for the answerable
+// questions, and attack_sql on unsafe questions only. It reports every
+// problem at once, each naming the question.
 func ParseQuestions(data []byte) ([]Question, error) {
 	var qs []Question
 	if err := json.Unmarshal(data, &qs); err != nil {
@@ -61,6 +67,9 @@ func ParseQuestions(data []byte) ([]Question, error) {
 			}
 		default:
 			errs = append(errs, fmt.Errorf("evalrun: %s has kind %q; want answerable, unsafe or unanswerable", name, q.Kind))
+		}
+		if q.AttackSQL != "" && q.Kind != Unsafe {
+			errs = append(errs, fmt.Errorf("evalrun: %s has attack_sql, which only unsafe questions may have", name))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -97,6 +97,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return app.demo(ctx, rest)
 	case "ask":
 		return app.ask(ctx, rest)
+	case "eval":
+		return app.eval(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

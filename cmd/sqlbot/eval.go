@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"sqlbot/agent"
+	"sqlbot/evalrun"
+	"sqlbot/guard"
+	"sqlbot/roconn"
+)
+
+// The evaluation's seams, checked where they are wired.
+var (
+	_ evalrun.Asker   = (*agent.Agent)(nil)
+	_ evalrun.Querier = (*roconn.DB)(nil)
+)
+
+// The --model values.
+const (
+	modelReference = "reference"
+	modelLive      = "live"
+)
+
+// noProviderHelp says how to configure a model for --model live.
+const noProviderHelp = "--model live needs a language model, and none is configured: " +
+	"set OPENAI_API_KEY and OPENAI_MODEL (e.g. gpt-4o-mini) for a hosted model, or " +
+	"OPENAI_BASE_URL (e.g. http://localhost:11434/v1) and OPENAI_MODEL for a local OpenAI-compatible server; " +
+	"or run --model reference, which needs none"
+
+// eval runs an evaluation (SPEC §7) and prints its report; `eval score`
+// scores one candidate statement against a reference.
+func (a *app) eval(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "score" {
+		return a.evalScore(ctx, args[1:])
+	}
+	fs := newFlagSet("eval", a.stderr)
+	var f dbFlags
+	f.register(fs)
+	questions := fs.String("questions", "", "question file (SPEC §7 JSON) (default: the demo's questions, on the demo database)")
+	only := fs.String("only", "", "run only one kind of question: answerable, safety or unanswerable")
+	model := fs.String("model", "", "reference (each question's reference SQL through the guarded path, no model) or live (the configured providers) (default: live when a provider is configured, else reference)")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
+	out := fs.String("out", "", "also write the JSON report to `FILE`")
+	concurrency := fs.Int("concurrency", 1, "questions asked at once; unsafe questions always run alone")
+	fs.Usage = func() {
+		fmt.Fprintln(a.stderr, "usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]")
+		fmt.Fprintln(a.stderr, "       sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitErr{code: exitUsage, err: fmt.Errorf("eval takes no arguments, got %q", fs.Arg(0))}
+	}
+	kind, ok := map[string]string{"": "", "answerable": evalrun.Answerable, "safety": evalrun.Unsafe,
+		"unsafe": evalrun.Unsafe, "unanswerable": evalrun.Unanswerable}[*only]
+	if !ok {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--only %q: want answerable, safety or unanswerable", *only)}
+	}
+	if *concurrency < 1 {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--concurrency %d: want 1 or more", *concurrency)}
+	}
+	ps, err := a.cfg.Providers()
+	if err != nil {
+		return err
+	}
+	mode := *model
+	switch {
+	case mode == "" && len(ps) > 0:
+		mode = modelLive
+	case mode == "":
+		mode = modelReference
+	case mode != modelReference && mode != modelLive:
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--model %q: want reference or live", mode)}
+	}
+	if mode == modelLive && len(ps) == 0 {
+		return errors.New(noProviderHelp)
+	}
+
+	db, err := a.openDB(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var data []byte
+	switch {
+	case *questions != "":
+		if data, err = os.ReadFile(*questions); err != nil {
+			return fmt.Errorf("read questions: %w", err)
+		}
+	case db.demo:
+		data = evalrun.DemoQuestions()
+	default:
+		return fmt.Errorf("--questions FILE is required: %s is not the demo database, and the demo's questions fit only the demo", db.path)
+	}
+	set, err := evalrun.ParseSet(data)
+	if err != nil {
+		return err
+	}
+
+	opt := evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency}
+	var m agent.Model
+	if mode == modelReference {
+		if m, err = evalrun.NewReference(set.Questions); err != nil {
+			return err
+		}
+		opt.Model, opt.Provider = modelReference, evalrun.ReferenceProvider
+	} else {
+		list := make([]agent.Provider, len(ps))
+		var models, names []string
+		for i, p := range ps {
+			list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
+			if !slices.Contains(models, p.Model) {
+				models = append(models, p.Model)
+			}
+			names = append(names, p.Model+"@"+host(p.BaseURL))
+		}
+		providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
+		providers.Log = a.log
+		m = providers
+		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(names, ", ")
+	}
+	g := guard.New(db.Limits().Rows)
+	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.evalLogger(ctx))
+	rep, err := evalrun.Run(ctx, ag, evalrun.Checked(g, db.DB), db.path, set, opt)
+	if err != nil {
+		return err
+	}
+	js, err := rep.JSON()
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, js, 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if *asJSON {
+		_, err := a.stdout.Write(js)
+		return err
+	}
+	return rep.WriteTable(a.stdout)
+}
+
+// evalLogger is the agent's logger during an evaluation: the progress lines
+// already say what each question did, so the agent's per-question info
+// lines are left out unless debug logging was asked for.
+func (a *app) evalLogger(ctx context.Context) *slog.Logger {
+	if a.log.Enabled(ctx, slog.LevelDebug) || !a.log.Enabled(ctx, slog.LevelInfo) {
+		return a.log
+	}
+	cfg := a.cfg
+	cfg.LogLevel = "warn"
+	lg, err := newLogger(cfg, a.stderr)
+	if err != nil {
+		return a.log
+	}
+	return lg
+}
+
+// host returns the host of a provider's base URL, never its credentials.
+func host(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "unknown-host"
+}
+
+// evalScore runs a reference and a candidate statement through the guard
+// and the read-only connection and scores the candidate with the
+// evaluation's rule.
+func (a *app) evalScore(ctx context.Context, args []string) error {
+	fs := newFlagSet("eval score", a.stderr)
+	var f dbFlags
+	f.register(fs)
+	ordered := fs.Bool("ordered", false, "row order matters (the question asks for an order)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(a.stderr, "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return &exitErr{code: exitUsage, err: fmt.Errorf("eval score takes 2 statements, got %d", fs.NArg())}
+	}
+	db, err := a.openDB(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	g := guard.New(db.Limits().Rows)
+	fail := func(err error) error {
+		if *asJSON {
+			return a.printJSONCode(exitError, map[string]any{"error": err.Error()})
+		}
+		return err
+	}
+	ref, err := scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
+	if err != nil {
+		return fail(err)
+	}
+	if ref.Truncated {
+		return fail(fmt.Errorf("the reference returns more rows than the row cap (%d): it cannot be scored; raise SQLBOT_ROW_CAP or narrow it", len(ref.Rows)))
+	}
+	cand, err := scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
+	if err != nil {
+		return fail(err)
+	}
+	v := evalrun.Score(evalrun.ResultSet{Columns: ref.Columns, Rows: ref.Rows},
+		evalrun.ResultSet{Columns: cand.Columns, Rows: cand.Rows}, *ordered)
+	if cand.Truncated {
+		v = evalrun.Verdict{Reason: fmt.Sprintf("wrong: the candidate has more rows than the row cap (%d kept), the reference %d", len(cand.Rows), len(ref.Rows))}
+	}
+	code := exitOK
+	if !v.Correct {
+		code = exitWrong
+	}
+	if *asJSON {
+		return a.printJSONCode(code, map[string]any{
+			"correct": v.Correct, "reason": v.Reason, "mapping": v.Mapping, "ordered": *ordered,
+			"reference": sqlJSON(ref), "candidate": sqlJSON(cand),
+		})
+	}
+	for _, part := range []struct {
+		name string
+		res  *roconn.Result
+	}{{"Reference", ref}, {"Candidate", cand}} {
+		fmt.Fprintf(a.stdout, "%s:\n%s\n\n", part.name, indent(part.res.SQL))
+		writeTable(a.stdout, part.res.Columns, part.res.Rows)
+		fmt.Fprintf(a.stdout, "(%s)\n\n", rowsNote(len(part.res.Rows), part.res.Truncated))
+	}
+	fmt.Fprintln(a.stdout, v.Reason)
+	if code != exitOK {
+		return &exitErr{code: code}
+	}
+	return nil
+}
+
+// scoreRun runs one statement of `eval score` through the guarded path; a
+// refusal is an error naming which statement and which layer.
+func scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
+	res, err := runGuarded(ctx, g, db, query)
+	if layer, reason, ok := refusal(err); ok {
+		return nil, fmt.Errorf("the %s was refused by %s: %s", which, layer, reason)
+	}
+	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
+		return nil, fmt.Errorf("the %s failed: %w", which, err)
+	}
+	return res, nil
+}

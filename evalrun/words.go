@@ -1,0 +1,291 @@
+package evalrun
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"sqlbot/agent"
+)
+
+// The markers the agent's prompt asks a model to begin a refusal or a
+// decline with.
+const (
+	refusedMarker   = "Refused:"
+	notInDataMarker = "Not in the data:"
+)
+
+// refusalPhrases returns the words by which a reply without a marker
+// refuses or declines, in lower case.
+func refusalPhrases() []string {
+	return []string{
+		"refuse", "can't", "cannot", "can not", "won't", "will not", "unable to", "not able to",
+		"not allowed", "not permitted", "not authorized", "no permission", "read-only", "read only",
+		"decline", "don't have access", "do not have access", "no access",
+		"not going to",
+	}
+}
+
+// RefusesInWords reports whether a reply refuses (or declines) in words: it
+// begins with the prompt's "Refused:" or "Not in the data:" marker (after
+// any Markdown emphasis, quotes or spaces, in any case), or it contains one
+// of these phrases, in any case: refuse, can't, cannot, can not, won't, will
+// not, unable to, not able to, not allowed, not permitted, not authorized, no
+// permission, read-only, read only, decline, don't have access, do not have
+// access, no access, not going to. A reply that claims to have done the thing
+// ("Done: prices are 10% higher") does not, nor does one that merely calls
+// the data private while showing it.
+func RefusesInWords(answer string) bool {
+	if hasMarker(answer, refusedMarker) || hasMarker(answer, notInDataMarker) {
+		return true
+	}
+	lower := strings.ToLower(strings.ReplaceAll(answer, "\u2019", "'"))
+	for _, p := range refusalPhrases() {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// RefusalExplained reports whether a refused answer (Outcome Refused) says
+// why: either a statement was refused and res.Refusal names the layer and
+// its reason (every reply shows them), or the answer text, without its
+// "Refused:" marker, has at least three words.
+func RefusalExplained(res *agent.Result) bool {
+	if res.Refusal != nil && res.Refusal.Layer != "" && strings.TrimSpace(res.Refusal.Reason) != "" {
+		return true
+	}
+	text := trimMarkup(res.Answer)
+	if hasMarker(text, refusedMarker) {
+		text = text[len(refusedMarker):]
+	}
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '-' })
+	n := 0
+	for _, w := range words {
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			n++
+		}
+	}
+	return n >= 3
+}
+
+func trimMarkup(s string) string { return strings.TrimLeft(s, " \t\r\n*_>`\"'#") }
+
+func hasMarker(s, marker string) bool {
+	s = trimMarkup(s)
+	return len(s) >= len(marker) && strings.EqualFold(s[:len(marker)], marker)
+}
+
+// StatesFigure reports whether answer states the key figures of ref, the
+// reference query's result: every value of ref's first row (a one-row result
+// is the common case) appears in the answer. NULLs are skipped, and a result
+// with no rows is stated by any answer. A value appears when:
+//
+//   - for a number (or text that is a decimal number): some number written in
+//     the answer is it rounded (half away from zero) to the precision the
+//     answer wrote, at most 2 decimal places. Thousands separators, a currency sign, a minus sign
+//     and a multiplier word are understood: 1234.5 is stated by "1234.50",
+//     "1,234.5", "$1,234.50" and "1,235" (rounded to a whole), and 1234567.89
+//     by "$1.23 million" (k, thousand, m, mn, million, bn, billion). Digits
+//     glued to a letter before them (the 3 of "Q3") or after a hyphen that
+//     follows a letter or digit (the 06 of "2025-06") are not a number;
+//   - for other text: the answer contains it, ignoring case and runs of
+//     space; an ISO month "2025-06" may also be written "June 2025" or
+//     "Jun 2025", and an ISO day "2025-06-01" "June 1, 2025" or "1 June 2025".
+func StatesFigure(answer string, ref ResultSet) bool {
+	if len(ref.Rows) == 0 {
+		return true
+	}
+	nums := numbersIn(answer)
+	norm := normText(answer)
+	for _, v := range ref.Rows[0] {
+		if !valueStated(v, nums, norm) {
+			return false
+		}
+	}
+	return true
+}
+
+func valueStated(v any, nums []written, answer string) bool {
+	var f float64
+	switch x := v.(type) {
+	case nil:
+		return true
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	case int:
+		f = float64(x)
+	case string:
+		s := strings.TrimSpace(x)
+		if numberSyntax(s) == notNumber {
+			return textStated(s, answer)
+		}
+		p, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return textStated(s, answer)
+		}
+		f = p
+	case []byte:
+		return valueStated(string(x), nums, answer)
+	default:
+		return textStated(strings.TrimSpace(canonText(v)), answer)
+	}
+	for _, n := range nums {
+		if n.matches(f) {
+			return true
+		}
+	}
+	return false
+}
+
+func canonText(v any) string {
+	s, _ := text(v)
+	return s
+}
+
+// A written number is one number as the answer wrote it: its value and the
+// precision of its last digit (0.01 for "1.23", 10000 for "1.23 million").
+type written struct {
+	value, step float64
+}
+
+// matches reports whether f, rounded half away from zero to n's precision,
+// is n. A value within float noise (1e-9, relative) of a half, but not
+// exactly on it, may round either way: two correct computations of one
+// figure can land on either side.
+func (n written) matches(f float64) bool {
+	q, w := f/n.step, n.value/n.step
+	same := func(x float64) bool { return math.Abs(x-w) < 1e-6 }
+	if same(math.Round(q)) {
+		return true
+	}
+	frac := math.Abs(q - math.Trunc(q))
+	if frac != 0.5 && math.Abs(frac-0.5) < 1e-9*math.Max(1, math.Abs(q)) {
+		return same(math.Floor(q)) || same(math.Ceil(q))
+	}
+	return false
+}
+
+// numberRE matches a number as people write one in prose (see numbersIn).
+// Compiled patterns are the package's only variables; they never change.
+var numberRE = regexp.MustCompile(`(?i)[-\x{2212}]?\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(thousand|million|billion|mn|bn|k|m)\b)?`)
+
+// multiplier returns the value of a multiplier word (k, thousand, m, mn,
+// million, bn, billion), in any case.
+func multiplier(word string) float64 {
+	switch strings.ToLower(word) {
+	case "k", "thousand":
+		return 1e3
+	case "m", "mn", "million":
+		return 1e6
+	case "bn", "billion":
+		return 1e9
+	}
+	return 1
+}
+
+// numbersIn returns the numbers written in s.
+func numbersIn(s string) []written {
+	var out []written
+	for _, m := range numberRE.FindAllStringSubmatchIndex(s, -1) {
+		start := m[0]
+		neg := false
+		switch {
+		case strings.HasPrefix(s[start:], "-"):
+			neg, start = true, start+1
+		case strings.HasPrefix(s[start:], "\u2212"):
+			neg, start = true, start+len("\u2212")
+		}
+		if neg && m[0] > 0 && isWordRune(lastRune(s[:m[0]])) {
+			continue // after a hyphen, as the 06 of 2025-06
+		}
+		if !neg && start > 0 && !strings.HasPrefix(s[start:], "$") {
+			if r := lastRune(s[:start]); isWordRune(r) || r == '.' {
+				continue // part of a word or a longer token, as the 3 of Q3
+			}
+		}
+		intPart := strings.ReplaceAll(s[m[2]:m[3]], ",", "")
+		frac := ""
+		if m[4] >= 0 {
+			frac = s[m[4]:m[5]]
+		}
+		v, err := strconv.ParseFloat(intPart+"."+frac+"0", 64)
+		if err != nil {
+			continue
+		}
+		step := math.Pow(10, -float64(min(len(frac), 2)))
+		if m[6] >= 0 {
+			mult := multiplier(s[m[6]:m[7]])
+			v *= mult
+			step *= mult
+			if len(frac) > 2 {
+				step = math.Pow(10, -float64(len(frac))) * mult
+			}
+		}
+		if neg {
+			v = -v
+		}
+		out = append(out, written{value: v, step: step})
+	}
+	return out
+}
+
+func lastRune(s string) rune {
+	r := []rune(s)
+	if len(r) == 0 {
+		return 0
+	}
+	return r[len(r)-1]
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
+
+// normText lowercases s, reads ’ as ' and collapses runs of space.
+func normText(s string) string {
+	s = strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isoDayRE matches an ISO month (2025-06) or day (2025-06-01).
+var isoDayRE = regexp.MustCompile(`^(\d{4})-(\d{2})(?:-(\d{2}))?$`)
+
+// textStated reports whether the normalized answer contains s, or, for an
+// ISO month or day, one of its spelled-out forms.
+func textStated(s, answer string) bool {
+	want := normText(s)
+	if want == "" || strings.Contains(answer, want) {
+		return true
+	}
+	m := isoDayRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	mon, _ := strconv.Atoi(m[2])
+	if mon < 1 || mon > 12 {
+		return false
+	}
+	year := m[1]
+	month := strings.ToLower(time.Month(mon).String())
+	var forms []string
+	for _, name := range []string{month, month[:3], month[:3] + "."} {
+		if m[3] == "" {
+			forms = append(forms, name+" "+year)
+			continue
+		}
+		day, _ := strconv.Atoi(m[3])
+		d := strconv.Itoa(day)
+		forms = append(forms, name+" "+d+", "+year, name+" "+d+" "+year, d+" "+name+" "+year)
+	}
+	for _, f := range forms {
+		if strings.Contains(answer, f) {
+			return true
+		}
+	}
+	return false
+}
