@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/config"
 	"sqlbot/evalrun"
 	"sqlbot/guard"
 )
@@ -54,22 +55,15 @@ func (a *app) ask(ctx context.Context, args []string) error {
 }
 
 // newAgent wires the guard, the model (the configured providers, else the
-// recorded demo questions) and the agent over db.
-func (a *app) newAgent(db *database) (*agent.Agent, *agent.Providers, error) {
-	ps, err := a.cfg.Providers()
+// recorded demo questions) and the agent over db. providers is nil when no
+// provider is configured.
+func (a *app) newAgent(db *database) (ag *agent.Agent, providers *agent.Providers, err error) {
+	providers, _, err = a.providers()
 	if err != nil {
 		return nil, nil, err
 	}
-	var model agent.Model
-	var providers *agent.Providers
-	if len(ps) > 0 {
-		list := make([]agent.Provider, len(ps))
-		for i, p := range ps {
-			list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
-		}
-		providers = agent.NewProviders(list, a.cfg.ModelTimeout, nil)
-		model = providers
-	} else {
+	var model agent.Model = providers
+	if providers == nil {
 		recorded, err := a.recordedQuestions(db)
 		if err != nil {
 			return nil, nil, err
@@ -78,6 +72,22 @@ func (a *app) newAgent(db *database) (*agent.Agent, *agent.Providers, error) {
 	}
 	g := guard.New(db.Limits().Rows)
 	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.log), providers, nil
+}
+
+// providers returns the configured model providers with fail-over, or nil
+// when none is configured, and the settings they came from.
+func (a *app) providers() (*agent.Providers, []config.Provider, error) {
+	ps, err := a.cfg.Providers()
+	if err != nil || len(ps) == 0 {
+		return nil, nil, err
+	}
+	list := make([]agent.Provider, len(ps))
+	for i, p := range ps {
+		list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
+	}
+	providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
+	providers.Log = a.log
+	return providers, ps, nil
 }
 
 // recordedQuestions returns the demo's answerable questions when db is the

@@ -107,31 +107,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 
-	opt := evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency}
-	var m agent.Model
-	if mode == modelReference {
-		if m, err = evalrun.NewReference(set.Questions); err != nil {
-			return err
-		}
-		opt.Model, opt.Provider = modelReference, evalrun.ReferenceProvider
-	} else {
-		list := make([]agent.Provider, len(ps))
-		var models, names []string
-		for i, p := range ps {
-			list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
-			if !slices.Contains(models, p.Model) {
-				models = append(models, p.Model)
-			}
-			names = append(names, p.Model+"@"+host(p.BaseURL))
-		}
-		providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
-		providers.Log = a.log
-		m = providers
-		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(names, ", ")
-	}
-	g := guard.New(db.Limits().Rows)
-	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.evalLogger(ctx))
-	rep, err := evalrun.Run(ctx, ag, evalrun.Checked(g, db.DB), db.path, set, opt)
+	rep, err := a.runEval(ctx, db, set, mode, evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency})
 	if err != nil {
 		return err
 	}
@@ -149,6 +125,41 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 	return rep.WriteTable(a.stdout)
+}
+
+// runEval runs set on db, answering with the reference SQL (mode
+// reference) or the configured providers (mode live), through the same guard
+// and read-only connection as every question.
+func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode string, opt evalrun.Options) (*evalrun.Report, error) {
+	var m agent.Model
+	if mode == modelReference {
+		ref, err := evalrun.NewReference(set.Questions)
+		if err != nil {
+			return nil, err
+		}
+		m = ref
+		opt.Model, opt.Provider = modelReference, evalrun.ReferenceProvider
+	} else {
+		providers, ps, err := a.providers()
+		if err != nil {
+			return nil, err
+		}
+		if providers == nil {
+			return nil, errors.New(noProviderHelp)
+		}
+		var models, names []string
+		for _, p := range ps {
+			if !slices.Contains(models, p.Model) {
+				models = append(models, p.Model)
+			}
+			names = append(names, p.Model+"@"+host(p.BaseURL))
+		}
+		m = providers
+		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(names, ", ")
+	}
+	g := guard.New(db.Limits().Rows)
+	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.evalLogger(ctx))
+	return evalrun.Run(ctx, ag, evalrun.Checked(g, db.DB), db.path, set, opt)
 }
 
 // evalLogger is the agent's logger during an evaluation: the progress lines

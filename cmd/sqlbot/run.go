@@ -97,6 +97,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return app.demo(ctx, rest)
 	case "ask":
 		return app.ask(ctx, rest)
+	case "serve":
+		return app.serve(ctx, rest)
+	case "manifest":
+		return app.manifest(ctx, rest)
 	case "eval":
 		return app.eval(ctx, rest)
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"sqlbot/agent/openaitest"
+	"sqlbot/bot/slacktest"
+)
+
+// TestMain lets the test binary stand in for the sqlbot binary: with
+// SQLBOT_TEST_MAIN=1 it runs main, so a test can start `sqlbot serve` as a
+// real process and signal it.
+func TestMain(m *testing.M) {
+	if os.Getenv("SQLBOT_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestServeProcess runs `sqlbot serve` as a process against a local Slack
+// and a local OpenAI-compatible server: it answers a mention in its thread,
+// serves /healthz and /metrics, and on SIGTERM posts the answer still in
+// flight before it exits 0.
+func TestServeProcess(t *testing.T) {
+	db := demoFile(t)
+	before := sum(t, db)
+	slack := slacktest.NewServer(t, slacktest.PingInterval(time.Second))
+	ai := openaitest.NewServer(t)
+	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		if len(openaitest.ToolResults(req)) == 0 {
+			return openaitest.Calls(openaitest.Call("run_sql", `{"sql":"SELECT count(*) AS shipped FROM orders WHERE status = 'shipped'"}`))
+		}
+		r := openaitest.Final("2,391 orders were shipped.")
+		if strings.Contains(openaitest.LastUser(req), "slowly") {
+			r.Delay = 1500 * time.Millisecond // still in flight when SIGTERM arrives
+		}
+		return r
+	})
+	httpAddr := freeAddr(t)
+
+	cmd := exec.Command(os.Args[0], "serve", "--db", db)
+	cmd.Env = append(os.Environ(), "SQLBOT_TEST_MAIN=1",
+		"XDG_CACHE_HOME="+t.TempDir(),
+		"SLACK_APP_TOKEN="+slack.AppToken(), "SLACK_BOT_TOKEN="+slack.BotToken(), "SLACK_API_URL="+slack.URL,
+		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
+		"SQLBOT_HTTP_ADDR="+httpAddr, "SQLBOT_LOG_FORMAT=json")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = io.Discard, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := slack.WaitConnected(ctx); err != nil {
+		t.Fatalf("the bot never connected: %v\n%s", err, logs.String())
+	}
+
+	// A mention is answered once, in its thread, with the SQL.
+	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "How many orders were shipped?", "1700000001.000100", "")); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := slack.WaitMessages(ctx, 1)
+	if err != nil {
+		t.Fatalf("no reply: %v\n%s", err, logs.String())
+	}
+	reply := msgs[0]
+	if reply.Channel != "C1" || reply.ThreadTS != "1700000001.000100" {
+		t.Errorf("reply in channel %s thread %q; want C1, thread 1700000001.000100", reply.Channel, reply.ThreadTS)
+	}
+	body := reply.Text + string(reply.Blocks)
+	for _, want := range []string{"2,391", "```", "status = 'shipped'"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("reply lacks %q:\n%s", want, body)
+		}
+	}
+
+	for path, want := range map[string]string{"/healthz": "", "/metrics": "sqlbot_questions_total"} {
+		resp, err := http.Get("http://" + httpAddr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, b)
+		}
+	}
+
+	// SIGTERM while an answer is in flight: the answer is posted, then the
+	// process exits 0.
+	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", "U2", "Count shipped orders slowly", "1700000002.000100", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := slack.Wait(ctx, func() bool { return ai.Count() >= 4 }); err != nil {
+		t.Fatal("the second question never reached the model:", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("still running 30 s after SIGTERM\n%s", logs.String())
+	}
+	var answered bool
+	for _, m := range slack.Messages() {
+		if m.ThreadTS == "1700000002.000100" && strings.Contains(m.Text+string(m.Blocks), "2,391") {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Errorf("the in-flight answer was not posted before exit; messages: %+v", slack.Messages())
+	}
+	if strings.Contains(logs.String(), "slowly") {
+		t.Error("the logs contain a question's text")
+	}
+	if sum(t, db) != before {
+		t.Error("the database file changed")
+	}
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
