@@ -405,7 +405,7 @@ func BenchmarkBenign(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer plain.Close()
-	b.Run("plain", func(b *testing.B) {
+	b.Run("path=plain", func(b *testing.B) {
 		for b.Loop() {
 			for _, s := range stmts {
 				rows, err := plain.Query(s)
@@ -425,7 +425,7 @@ func BenchmarkBenign(b *testing.B) {
 			}
 		}
 	})
-	b.Run("safe", func(b *testing.B) {
+	b.Run("path=safe", func(b *testing.B) {
 		for b.Loop() {
 			for _, r := range recs {
 				if _, err := whole(g, db, r.sql); err != nil && !errors.Is(err, roconn.ErrRowLimit) {
