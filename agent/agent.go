@@ -115,7 +115,7 @@ func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		res.Outcome = Failed
 		if errors.Is(err, ErrNoModel) {
-			res.Answer = NoModelHelp
+			res.Answer = noModelAnswer(a.model)
 		}
 	}
 	a.log.LogAttrs(ctx, slog.LevelInfo, "agent: question done",

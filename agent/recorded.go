@@ -19,7 +19,7 @@ var ErrNoModel = errors.New("agent: no model configured")
 
 // NoModelHelp is the answer to a question the recorded model does not know.
 const NoModelHelp = "No language model is configured, so I can only answer the recorded demo questions. " +
-	"To use a hosted model, set OPENAI_API_KEY (and optionally OPENAI_MODEL, e.g. gpt-4o-mini). " +
+	"To use a hosted model, set OPENAI_API_KEY and OPENAI_MODEL (e.g. gpt-4o-mini). " +
 	"To use a local OpenAI-compatible server such as Ollama, llama.cpp or vLLM, set " +
 	"OPENAI_BASE_URL=http://localhost:11434/v1 and OPENAI_MODEL to a model it serves (e.g. qwen2.5:7b)."
 
@@ -34,8 +34,15 @@ type Recorded struct{ Question, SQL string }
 // the stored SQL, then states what came back; for any other it returns
 // ErrNoModel.
 type recorded struct {
-	sql map[string]string // normalized question → SQL
+	sql      map[string]string // normalized question → SQL
+	examples []string          // the first few questions, to suggest
 }
+
+// maxExamples is how many recorded questions the no-model answer suggests.
+const maxExamples = 3
+
+// suggestions returns recorded questions to suggest when a question is not one.
+func (r *recorded) suggestions() []string { return r.examples }
 
 // NewRecorded returns the Model used when no provider is configured. A
 // question matches a recorded one regardless of case, whitespace and
@@ -45,6 +52,9 @@ func NewRecorded(qs []Recorded) Model {
 	r := &recorded{sql: make(map[string]string, len(qs))}
 	for _, q := range qs {
 		r.sql[normalize(q.Question)] = q.SQL
+		if len(r.examples) < maxExamples {
+			r.examples = append(r.examples, q.Question)
+		}
 	}
 	return r
 }
@@ -88,12 +98,15 @@ func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionReques
 		}
 	}
 	if !called {
-		args, _ := json.Marshal(map[string]string{"sql": sql})
+		var args strings.Builder
+		enc := json.NewEncoder(&args)
+		enc.SetEscapeHTML(false) // the trace shows these arguments as they are
+		enc.Encode(map[string]string{"sql": sql})
 		return reply(openai.ChatCompletionMessage{
 			Role: openai.ChatMessageRoleAssistant,
 			ToolCalls: []openai.ToolCall{{
 				ID: "recorded_1", Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: toolRunSQL, Arguments: string(args)},
+				Function: openai.FunctionCall{Name: toolRunSQL, Arguments: strings.TrimSpace(args.String())},
 			}},
 		}), RecordedProvider, nil
 	}
@@ -196,4 +209,21 @@ func formatValue(v any) string {
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+// noModelAnswer is the answer to a question no configured model can take:
+// how to configure one, and some questions that work without one.
+func noModelAnswer(m Model) string {
+	s, ok := m.(interface{ suggestions() []string })
+	if !ok || len(s.suggestions()) == 0 {
+		return NoModelHelp
+	}
+	var b strings.Builder
+	b.WriteString(NoModelHelp)
+	b.WriteString(" Questions I can answer now, for example:")
+	for _, q := range s.suggestions() {
+		b.WriteString("\n• ")
+		b.WriteString(q)
+	}
+	return b.String()
 }

@@ -197,6 +197,14 @@ func renderUnanswerable(res *agent.Result) reply {
 	return reply{Text: fallback(answer), Blocks: b.blocks()}
 }
 
+// renderNoModel is the message when no model is configured: the agent's
+// how-to text (fixed sentences and recorded questions, never error text).
+func renderNoModel(text string) reply {
+	var b blockList
+	b.section(":warning: " + escape(text))
+	return reply{Text: fallback(text), Blocks: b.blocks()}
+}
+
 // renderFailure is the message for an answer that could not be given. It
 // never contains error text, only fixed sentences.
 func renderFailure(f failure) reply {
@@ -209,7 +217,7 @@ func renderFailure(f failure) reply {
 	case failShutdown:
 		text = "Sorry, I was restarting and couldn't finish this one. Please ask again in a minute."
 	case failNoModel:
-		text = agent.NoModelHelp
+		return renderNoModel(agent.NoModelHelp)
 	default:
 		text = "Sorry, something went wrong on my side while answering. It has been logged; please try again."
 	}

@@ -108,6 +108,9 @@ func (b *Bot) reply(s *session, res *agent.Result, err error, attrs []slog.Attr)
 	if errors.Is(err, agent.ErrNoModel) {
 		f = failNoModel // not a fault: the deployment has no model, and the user is told how to add one
 		b.log.LogAttrs(s.base, slog.LevelInfo, "bot: no model configured for this question", attrs...)
+		if res != nil && res.Answer != "" {
+			return renderNoModel(res.Answer), agent.Failed // the agent's fixed how-to text, with example questions
+		}
 		return renderFailure(f), agent.Failed
 	}
 	b.log.LogAttrs(s.base, slog.LevelError, "bot: answer failed", append(attrs, slog.Any("err", err))...)

@@ -11,12 +11,25 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// writeTable prints rows as a terminal table, numbers right-aligned, NULL
+// writeTable prints rows as a terminal table, number columns right-aligned, NULL
 // shown as NULL, column names exactly as SQLite returned them.
 func writeTable(w io.Writer, columns []string, rows [][]any) {
+	align := make([]tw.Align, len(columns))
+	for i := range align {
+		align[i] = tw.AlignRight
+		for _, r := range rows {
+			if _, isText := r[i].(string); isText {
+				align[i] = tw.AlignLeft
+				break
+			}
+		}
+	}
 	t := tablewriter.NewTable(w, tablewriter.WithConfig(tablewriter.Config{
 		Header: tw.CellConfig{Formatting: tw.CellFormatting{AutoFormat: tw.Off}},
-		Row:    tw.CellConfig{Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone}},
+		Row: tw.CellConfig{
+			Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+			Alignment:  tw.CellAlignment{PerColumn: align},
+		},
 	}))
 	t.Header(anySlice(columns)...)
 	for _, r := range rows {
