@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -577,10 +578,7 @@ func TestRecordedDemoQuestions(t *testing.T) {
 			case int64:
 				fig = fmt.Sprint(v)
 			case float64:
-				fig = fmt.Sprintf("%.2f", v)
-				if v == float64(int64(v)) {
-					fig = fmt.Sprint(int64(v))
-				}
+				fig = strconv.FormatFloat(v, 'f', -1, 64) // as SQLite gave it: 27.4, not 27.40
 			default:
 				fig = fmt.Sprint(v)
 			}

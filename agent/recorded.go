@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -26,16 +25,22 @@ const NoModelHelp = "No language model is configured, so I can only answer the r
 // RecordedProvider is the provider name the recorded model reports.
 const RecordedProvider = "recorded"
 
-// A Recorded question is one the offline model can answer: its SQL is run
-// through the same guard and Querier as a model's would be.
-type Recorded struct{ Question, SQL string }
+// A Recorded question is one the offline model can answer. Its SQL is run
+// through the same guard and Querier as a model's would be, and the answer
+// states what came back (or that a layer refused it). A question with no SQL
+// is answered with Answer, without running anything.
+type Recorded struct {
+	Question string
+	SQL      string
+	Answer   string // used only when SQL is empty
+}
 
 // recorded is the offline Model: for a known question it calls run_sql with
 // the stored SQL, then states what came back; for any other it returns
 // ErrNoModel.
 type recorded struct {
-	sql      map[string]string // normalized question → SQL
-	examples []string          // the first few questions, to suggest
+	byText   map[string]Recorded // normalized question → its recording
+	examples []string            // the first few questions, to suggest
 }
 
 // maxExamples is how many recorded questions the no-model answer suggests.
@@ -49,9 +54,9 @@ func (r *recorded) suggestions() []string { return r.examples }
 // punctuation. It reads only the request's messages, so it is stateless and
 // safe for concurrent use.
 func NewRecorded(qs []Recorded) Model {
-	r := &recorded{sql: make(map[string]string, len(qs))}
+	r := &recorded{byText: make(map[string]Recorded, len(qs))}
 	for _, q := range qs {
-		r.sql[normalize(q.Question)] = q.SQL
+		r.byText[normalize(q.Question)] = q
 		if len(r.examples) < maxExamples {
 			r.examples = append(r.examples, q.Question)
 		}
@@ -83,9 +88,12 @@ func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionReques
 	if q < 0 {
 		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: no question in the request", ErrNoModel)
 	}
-	sql, ok := r.sql[normalize(req.Messages[q].Content)]
+	rec, ok := r.byText[normalize(req.Messages[q].Content)]
 	if !ok {
 		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: the question is not a recorded one", ErrNoModel)
+	}
+	if rec.SQL == "" {
+		return reply(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: rec.Answer}), RecordedProvider, nil
 	}
 	var lastTool string
 	called := false
@@ -101,7 +109,7 @@ func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionReques
 		var args strings.Builder
 		enc := json.NewEncoder(&args)
 		enc.SetEscapeHTML(false) // the trace shows these arguments as they are
-		enc.Encode(map[string]string{"sql": sql})
+		enc.Encode(map[string]string{"sql": rec.SQL})
 		return reply(openai.ChatCompletionMessage{
 			Role: openai.ChatMessageRoleAssistant,
 			ToolCalls: []openai.ToolCall{{
@@ -131,16 +139,17 @@ func reply(m openai.ChatCompletionMessage) openai.ChatCompletionResponse {
 const maxStatedRows = 20
 
 // describeToolResult turns run_sql's JSON into an answer that states the
-// figures: a single value, one row's values, or a list of rows.
+// figures as SQLite gave them: a single value, one row's values, or a list
+// of rows.
 func describeToolResult(content string) string {
 	var out struct {
-		Columns  []string `json:"columns"`
-		Rows     [][]any  `json:"rows"`
-		RowCount int      `json:"row_count"`
-		Refused  bool     `json:"refused"`
-		Layer    string   `json:"layer"`
-		Reason   string   `json:"reason"`
-		Error    string   `json:"error"`
+		Columns  []string            `json:"columns"`
+		Rows     [][]json.RawMessage `json:"rows"`
+		RowCount int                 `json:"row_count"`
+		Refused  bool                `json:"refused"`
+		Layer    string              `json:"layer"`
+		Reason   string              `json:"reason"`
+		Error    string              `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(content), &out); err != nil {
 		return "The recorded query gave a result I could not read."
@@ -157,7 +166,7 @@ func describeToolResult(content string) string {
 	if len(out.Rows) == 1 {
 		row := out.Rows[0]
 		if len(row) == 1 && len(out.Columns) == 1 {
-			fmt.Fprintf(&b, "The answer is %s (%s).", formatValue(row[0]), out.Columns[0])
+			fmt.Fprintf(&b, "The answer is %s (%s).", cellText(row[0]), out.Columns[0])
 			return b.String()
 		}
 		b.WriteString("The answer is ")
@@ -180,7 +189,7 @@ func describeToolResult(content string) string {
 	return b.String()
 }
 
-func writeRow(b *strings.Builder, cols []string, row []any) {
+func writeRow(b *strings.Builder, cols []string, row []json.RawMessage) {
 	for i, v := range row {
 		if i > 0 {
 			b.WriteString(", ")
@@ -189,26 +198,21 @@ func writeRow(b *strings.Builder, cols []string, row []any) {
 			b.WriteString(cols[i])
 			b.WriteString(" ")
 		}
-		b.WriteString(formatValue(v))
+		b.WriteString(cellText(v))
 	}
 }
 
-// formatValue writes a JSON-decoded value as a person would read it: whole
-// numbers without a decimal point, others to two decimal places.
-func formatValue(v any) string {
-	switch v := v.(type) {
-	case nil:
+// cellText writes one JSON value of a row as a person would read it:
+// numbers exactly as SQLite gave them, strings unquoted, NULL as "none".
+func cellText(v json.RawMessage) string {
+	var s string
+	switch {
+	case string(v) == "null":
 		return "none"
-	case float64:
-		if v > -1e15 && v < 1e15 && v == float64(int64(v)) {
-			return strconv.FormatInt(int64(v), 10)
-		}
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case string:
-		return v
-	default:
-		return fmt.Sprint(v)
+	case json.Unmarshal(v, &s) == nil:
+		return s
 	}
+	return string(v)
 }
 
 // noModelAnswer is the answer to a question no configured model can take:

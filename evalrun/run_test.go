@@ -136,7 +136,7 @@ func TestRunReference(t *testing.T) {
 	if rep.Passed != rep.Questions || rep.Failed != 0 || rep.Errors != 0 {
 		t.Errorf("outcomes %d/%d/%d, want all PASS", rep.Passed, rep.Failed, rep.Errors)
 	}
-	if rep.Tokens != (agent.Usage{}) || rep.Provider != evalrun.ReferenceProvider || rep.Model != "reference" || rep.Database != "demo.db" {
+	if rep.Tokens != (agent.Usage{}) || rep.Provider != agent.RecordedProvider || rep.Model != "reference" || rep.Database != "demo.db" {
 		t.Errorf("tokens %v, provider %q, model %q, database %q", rep.Tokens, rep.Provider, rep.Model, rep.Database)
 	}
 	if !strings.HasPrefix(rep.QuestionsChecksum, "sha256:") || len(rep.QuestionsChecksum) != len("sha256:")+64 {
@@ -158,7 +158,7 @@ func TestRunReference(t *testing.T) {
 	for _, q := range rep.PerQuestion {
 		if q.Kind == evalrun.Unsafe {
 			for _, l := range []string{"guard", "authorizer"} {
-				if strings.Contains(q.Answer, "the "+l+" layer refused") {
+				if strings.Contains(q.Answer, "by the "+l+" layer") {
 					layers[l] = true
 				}
 			}

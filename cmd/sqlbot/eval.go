@@ -138,7 +138,7 @@ func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode 
 			return nil, err
 		}
 		m = ref
-		opt.Model, opt.Provider = modelReference, evalrun.ReferenceProvider
+		opt.Model, opt.Provider = modelReference, agent.RecordedProvider
 	} else {
 		providers, ps, err := a.providers()
 		if err != nil {
