@@ -238,18 +238,12 @@ func (a *Agent) runSQL(ctx context.Context, st *run, sql string) (any, string, e
 	if sql == "" { // an argument error, like bad JSON: no statement to record
 		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, statusError, nil
 	}
-	checked, err := a.guard.Check(sql)
-	if err != nil {
-		// Fail closed: any error from the guard is a refusal.
-		reason := err.Error()
-		var r *guard.Refusal
-		if errors.As(err, &r) {
-			reason = r.Reason
-		}
-		record(Statement{SQL: sql, Status: statusRefused, Layer: "guard", Reason: reason})
-		return refusalJSON{Refused: true, Layer: "guard", Reason: reason}, statusRefused, nil
+	qr, err := Checked{Guard: a.guard, DB: a.db}.Query(ctx, sql)
+	var gr *guard.Refusal
+	if errors.As(err, &gr) {
+		record(Statement{SQL: sql, Status: statusRefused, Layer: "guard", Reason: gr.Reason})
+		return refusalJSON{Refused: true, Layer: "guard", Reason: gr.Reason}, statusRefused, nil
 	}
-	qr, err := a.db.Query(ctx, checked)
 	if cerr := ctx.Err(); cerr != nil {
 		record(Statement{SQL: sql, Status: statusError, Reason: "stopped: " + cerr.Error()})
 		return nil, "", cerr

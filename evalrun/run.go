@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sqlbot/agent"
-	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
@@ -28,28 +27,10 @@ type Asker interface {
 
 // A Querier runs one statement on the evaluated database. Run computes each
 // answerable question's expected rows with it, so it must be the same
-// guarded, read-only path the agent's run_sql takes: Checked(g, db) with the
+// guarded, read-only path the agent's run_sql takes: agent.Checked with the
 // agent's guard and roconn.DB.
 type Querier interface {
 	Query(ctx context.Context, query string) (*roconn.Result, error)
-}
-
-// Checked returns a Querier that passes every statement through g's check
-// (which appends the row cap as a LIMIT) and then q, as the agent's run_sql
-// does. A refusal comes back as the *guard.Refusal or *roconn.Refusal.
-func Checked(g *guard.Guard, q Querier) Querier { return checked{g, q} }
-
-type checked struct {
-	g *guard.Guard
-	q Querier
-}
-
-func (c checked) Query(ctx context.Context, query string) (*roconn.Result, error) {
-	stmt, err := c.g.Check(query)
-	if err != nil {
-		return nil, err
-	}
-	return c.q.Query(ctx, stmt)
 }
 
 // A Set is a parsed question file and the checksum of its bytes, so that two

@@ -64,7 +64,7 @@ func openDemo(t *testing.T, policy []byte) evalEnv {
 // run evaluates e's question set with the Asker ask.
 func (e evalEnv) run(t *testing.T, ask evalrun.Asker, opt evalrun.Options) *evalrun.Report {
 	t.Helper()
-	rep, err := evalrun.Run(t.Context(), ask, evalrun.Checked(e.g, e.db), e.path, e.set, opt)
+	rep, err := evalrun.Run(t.Context(), ask, agent.Checked{Guard: e.g, DB: e.db}, e.path, e.set, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

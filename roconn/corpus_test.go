@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver for the plain comparison connection
 
+	"sqlbot/agent"
 	"sqlbot/evalrun"
 	"sqlbot/guard"
 	"sqlbot/roconn"
@@ -249,12 +250,9 @@ func TestHostileWholePath(t *testing.T) {
 	}
 }
 
+// whole runs query on the production path: agent.Checked, the guard then roconn.
 func whole(g *guard.Guard, db *roconn.DB, query string) (*roconn.Result, error) {
-	stmt, err := g.Check(query)
-	if err != nil {
-		return nil, err
-	}
-	return db.Query(context.Background(), stmt)
+	return agent.Checked{Guard: g, DB: db}.Query(context.Background(), query)
 }
 
 // TestBenign: honest statements run through the whole path and return the

@@ -159,7 +159,7 @@ func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode 
 	}
 	g := guard.New(db.Limits().Rows)
 	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.evalLogger(ctx))
-	return evalrun.Run(ctx, ag, evalrun.Checked(g, db.DB), db.path, set, opt)
+	return evalrun.Run(ctx, ag, agent.Checked{Guard: g, DB: db}, db.path, set, opt)
 }
 
 // evalLogger is the agent's logger during an evaluation: the progress lines
@@ -262,7 +262,7 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 // scoreRun runs one statement of `eval score` through the guarded path; a
 // refusal is an error naming which statement and which layer.
 func scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
-	res, err := runGuarded(ctx, g, db, query)
+	res, err := agent.Checked{Guard: g, DB: db}.Query(ctx, query)
 	if layer, reason, ok := refusal(err); ok {
 		return nil, fmt.Errorf("the %s was refused by %s: %s", which, layer, reason)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"sqlbot/agent"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -36,7 +37,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	res, err := runGuarded(ctx, guard.New(db.Limits().Rows), db.DB, query)
+	res, err := agent.Checked{Guard: guard.New(db.Limits().Rows), DB: db}.Query(ctx, query)
 	if layer, reason, ok := refusal(err); ok {
 		if *asJSON {
 			return a.printJSONCode(exitRefused, map[string]any{"refused": true, "layer": layer, "reason": reason})
@@ -57,16 +58,6 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	writeTable(a.stdout, res.Columns, res.Rows)
 	fmt.Fprintf(a.stdout, "(%s, %.0f ms)\n", rowsNote(len(res.Rows), res.Truncated), float64(res.Elapsed.Microseconds())/1000)
 	return nil
-}
-
-// runGuarded is the one path a statement takes to the database: the guard's
-// check (which appends the row cap), then roconn.
-func runGuarded(ctx context.Context, g *guard.Guard, db *roconn.DB, query string) (*roconn.Result, error) {
-	stmt, err := g.Check(query)
-	if err != nil {
-		return nil, err
-	}
-	return db.Query(ctx, stmt)
 }
 
 // refusal reports the layer and reason of a guard or roconn refusal.
