@@ -411,15 +411,15 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", gap)
 }
 
-// cell makes s fit a preview cell: one line, no control characters, at most
+// cell makes s fit a preview cell: one line, no control or bidi-control characters, at most
 // previewCellMax display columns, cut with … .
 func cell(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			return ' '
-		case unicode.IsControl(r) || r == utf8.RuneError:
-			return '?'
+		case unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r):
+			return '?' // a right-to-left override would reorder the columns people read
 		}
 		return r
 	}, s)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
@@ -370,5 +371,19 @@ func TestFormat(t *testing.T) {
 		if got := seconds(d); got != want {
 			t.Errorf("seconds(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestPreviewNoBidiControls: a value with a right-to-left override (or any
+// other bidi control) cannot reorder the preview that people read.
+func TestPreviewNoBidiControls(t *testing.T) {
+	text, _, _ := preview([]string{"name", "n"}, [][]any{{"evil\u202eusers", int64(1)}, {"\u2066isolate\u2069", int64(2)}})
+	for _, r := range text {
+		if unicode.Is(unicode.Bidi_Control, r) {
+			t.Fatalf("preview contains bidi control %U:\n%s", r, text)
+		}
+	}
+	if !strings.Contains(text, "evil?users") {
+		t.Errorf("the value is lost rather than shown with its control replaced:\n%s", text)
 	}
 }

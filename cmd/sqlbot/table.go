@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -54,8 +55,8 @@ func anySlice(s []string) []any {
 
 // formatValue shows a value the way an analyst can check it: integers as
 // integers, floats without representation noise (at most 10 decimals),
-// NULL as NULL, control characters escaped so a value cannot redraw the
-// terminal.
+// NULL as NULL, control and bidi-control characters replaced so a value
+// cannot redraw the terminal or reorder the table.
 func formatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -74,7 +75,9 @@ func formatValue(v any) string {
 			if r == '\n' {
 				return '↵'
 			}
-			if r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			// Control characters could redraw the terminal, and bidi
+			// controls (U+202E …) reorder what the analyst reads.
+			if r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r) {
 				return '�'
 			}
 			return r
