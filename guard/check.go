@@ -16,7 +16,8 @@ import (
 // connection's job.
 //
 // Otherwise Check returns a *Refusal, counted in g's refusal counts, for the
-// first of these that applies: a NUL byte (NulByte); an unterminated /*
+// first of these that applies: a NUL byte (NulByte); a bidi control
+// character such as U+202E, anywhere (HiddenText); an unterminated /*
 // comment, string, blob or quoted name (Unterminated); nothing but
 // whitespace, comments and semicolons (Empty); more than one non-empty
 // statement (MultipleStatements); a first token other than SELECT or WITH
@@ -79,6 +80,11 @@ func analyze(q string) analysis {
 		// SQLite stops reading at a NUL, so it would run a prefix of what we checked,
 		// possibly without the LIMIT we append.
 		return refuse(NulByte, "the query contains a NUL byte")
+	}
+	if hasBidiControl(q) {
+		// Every answer shows its SQL so a person can check it; a right-to-left
+		// override would make that SQL read differently from what runs.
+		return refuse(HiddenText, "the query contains invisible text-direction characters; write it without them")
 	}
 	var (
 		stmts        int  // non-empty statements seen
@@ -286,4 +292,29 @@ func equalFold(s, lower string) bool {
 		}
 	}
 	return true
+}
+
+// hasBidiControl reports whether q holds a character that changes the
+// direction text is shown in: unicode.Bidi_Control, that is U+061C,
+// U+200E–U+200F, U+202A–U+202E and U+2066–U+2069. It looks at the UTF-8
+// bytes (D8 9C, E2 80 8E–8F, E2 80 AA–AE, E2 81 A6–A9), which is several
+// times faster than decoding every rune; a test checks it against the table.
+func hasBidiControl(q string) bool {
+	for i := 0; i+1 < len(q); i++ {
+		switch q[i] {
+		case 0xD8:
+			if q[i+1] == 0x9C {
+				return true
+			}
+		case 0xE2:
+			if i+2 >= len(q) {
+				return false
+			}
+			b1, b2 := q[i+1], q[i+2]
+			if b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || b2 >= 0xAA && b2 <= 0xAE) || b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -29,10 +29,11 @@ const (
 	ForbiddenKeyword        // a write, DDL, PRAGMA, ATTACH, transaction … keyword
 	ForbiddenFunction       // load_extension, readfile, sqlite_*, pragma_* …
 	NulByte                 // a NUL byte, where SQLite would stop reading
+	HiddenText              // a bidi control character: the SQL shown would not read as it runs
 	numRules
 )
 
-var ruleNames = [...]string{"", "empty", "unterminated", "multiple_statements", "not_select", "forbidden_keyword", "forbidden_function", "nul_byte"}
+var ruleNames = [...]string{"", "empty", "unterminated", "multiple_statements", "not_select", "forbidden_keyword", "forbidden_function", "nul_byte", "hidden_text"}
 
 // String returns the rule's stable snake_case name.
 func (r Rule) String() string {

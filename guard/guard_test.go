@@ -187,6 +187,11 @@ func TestCheckRules(t *testing.T) {
 		{"SELECT 1\x00; DELETE FROM orders", guard.NulByte},
 		{"SELECT '\x00'", guard.NulByte},
 		{"\x00", guard.NulByte},
+		// Trojan Source: the shown SQL would not read as it runs.
+		{"SELECT * FROM orders WHERE status = 'shipped\u202e' -- \u2066", guard.HiddenText},
+		{"SELECT 1 /* \u202e */", guard.HiddenText},
+		{"SELECT '\u200f'", guard.HiddenText},
+		{"SELECT 'Zoë 北京 🏕️'", 0}, // other Unicode is fine
 	}
 	g := guard.New(200)
 	for _, tt := range tests {
@@ -396,7 +401,7 @@ func TestCheckOddInput(t *testing.T) {
 
 func TestRuleNames(t *testing.T) {
 	seen := map[string]guard.Rule{}
-	for r := guard.Empty; r <= guard.NulByte; r++ {
+	for r := guard.Empty; r <= guard.HiddenText; r++ {
 		name := r.String()
 		if name == "" || strings.ContainsAny(name, " ()") {
 			t.Errorf("Rule(%d).String() = %q, want a snake_case name", r, name)

@@ -151,6 +151,10 @@ EXPLAIN QUERY PLAN SELECT * FROM orders
 WITH RECURSIVE r(n) AS (SELECT 1) DELETE FROM orders
 -- name: hidden/unicode-space-prefix
  DELETE FROM orders
+-- name: hidden/bidi-override
+SELECT id FROM orders WHERE status = 'shipped' /* ‮ */ UNION SELECT email FROM customers
+-- name: hidden/bidi-isolate-string
+SELECT note FROM orders WHERE note = '⁦' UNION SELECT phone FROM customers
 -- name: pragma/table-info
 PRAGMA table_info(customers)
 -- name: pragma/writable-schema
