@@ -62,7 +62,7 @@ func subLabel(sub string) string {
 // and posts its report to everyone who asked while it ran.
 func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	if b.rep == nil {
-		b.respond(s, cmd, renderNotice("Evaluation isn't set up in this deployment."), false)
+		b.respond(s, cmd, renderNotice("Evaluation isn't set up in this deployment: it needs a question set for this database. From a terminal, `sqlbot eval --questions FILE` runs one."), false)
 		return
 	}
 	if report, ok := b.rep.Latest(s.work); ok {

@@ -48,7 +48,11 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
 	}
-	b, err := bot.New(cfg, ag, a.reporter(db, providers != nil), a.log)
+	var rep bot.Reporter // nil: the bot says evaluation is not set up
+	if db.demo {         // the demo's question set fits only the demo
+		rep = a.reporter(db, providers != nil)
+	}
+	b, err := bot.New(cfg, ag, rep, a.log)
 	if err != nil {
 		return err
 	}
@@ -61,17 +65,15 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	return errors.Join(runErr, stopHTTP())
 }
 
-// reporter gives the slash command's `eval` its report: the demo's question
-// set, answered by the configured providers (else by the reference SQL).
+// reporter gives the slash command's `eval` its report on the demo database:
+// the demo's question set, answered by the configured providers (else by the
+// reference SQL).
 func (a *app) reporter(db *database, live bool) *evalrun.Reporter {
 	mode := modelReference
 	if live {
 		mode = modelLive
 	}
 	return evalrun.NewReporter(func(ctx context.Context) (*evalrun.Report, error) {
-		if !db.demo {
-			return nil, errors.New("no question set for this database: run `sqlbot eval --questions FILE` from a terminal")
-		}
 		set, err := evalrun.ParseSet(evalrun.DemoQuestions())
 		if err != nil {
 			return nil, err
