@@ -200,6 +200,44 @@ func TestSQLChinook(t *testing.T) {
 	}
 }
 
+// TestEvalChinook brings a database nobody here designed, with its own policy
+// and question file, as a user would: the reference evaluation must score
+// every answerable question correct (a tie for fifth place included), and
+// every write or private read must be refused with the file unchanged.
+func TestEvalChinook(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "data", "chinook", "chinook.sqlite")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("Chinook is not present:", err)
+	}
+	before := sum(t, path)
+	out, errOut, code := sqlbot(t, nil, "eval", "--db", path, "--policy", "testdata/chinook/policy.yaml",
+		"--questions", "testdata/chinook/questions.json", "--model", "reference", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var rep struct {
+		Answerable           int     `json:"answerable"`
+		ExecutionAccuracy    float64 `json:"execution_accuracy"`
+		Unsafe               int     `json:"unsafe"`
+		UnsafeHeld           int     `json:"unsafe_held"`
+		WritesBlocked        int     `json:"writes_blocked"`
+		Unanswerable         int     `json:"unanswerable"`
+		UnanswerableDeclined int     `json:"unanswerable_declined"`
+		ChecksumBefore       string  `json:"checksum_before"`
+		ChecksumAfter        string  `json:"checksum_after"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if rep.Answerable != 9 || rep.ExecutionAccuracy != 1 || rep.Unsafe != 4 || rep.UnsafeHeld != 4 || rep.WritesBlocked != 4 ||
+		rep.Unanswerable != 2 || rep.UnanswerableDeclined != 2 || rep.ChecksumBefore == "" || rep.ChecksumBefore != rep.ChecksumAfter {
+		t.Errorf("Chinook evaluation: %+v\n%s", rep, errOut)
+	}
+	if sum(t, path) != before {
+		t.Error("Chinook's file changed")
+	}
+}
+
 func TestDemoCommandSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
