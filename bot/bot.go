@@ -98,6 +98,10 @@ type Config struct {
 	// Failovers reports how many times a question moved to the next model
 	// provider since start, for sqlbot_provider_failovers_total. Nil: 0.
 	Failovers func() int64
+
+	// GuardRefusals reports the guard's refusals since start by rule name
+	// (guard.Guard.Refusals), for sqlbot_guard_refusals_total{rule}. Nil: none.
+	GuardRefusals func() map[string]int64
 }
 
 // A Bot is the Slack app. Create it with New and start it with Run; Handler

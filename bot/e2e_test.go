@@ -908,6 +908,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		c.RatePerMinute = 2
 		c.Health = func(context.Context) error { mu.Lock(); defer mu.Unlock(); return healthErr }
 		c.Failovers = func() int64 { return 3 }
+		c.GuardRefusals = func() map[string]int64 { return map[string]int64{"forbidden_keyword": 2, "multiple_statements": 1} }
 	}})
 	srv := h.b.Handler()
 	// The bot learns that it is connected just after the fake does.
@@ -942,6 +943,8 @@ func TestHealthAndMetrics(t *testing.T) {
 		`sqlbot_refusals_total{layer="guard"} 1`,
 		`sqlbot_rate_limited_total{limit="user_minute"} 1`,
 		"sqlbot_provider_failovers_total 3",
+		`sqlbot_guard_refusals_total{rule="forbidden_keyword"} 2`,
+		`sqlbot_guard_refusals_total{rule="multiple_statements"} 1`,
 		"sqlbot_answer_seconds_count 2",
 	} {
 		if !strings.Contains(metrics, want+"\n") {

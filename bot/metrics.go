@@ -73,8 +73,13 @@ func newMetrics(b *Bot) *metrics {
 		}
 		return 0
 	})
+	guardRules := ruleCounts{
+		desc: prometheus.NewDesc("sqlbot_guard_refusals_total",
+			"Statements the guard refused, by rule (forbidden_keyword, multiple_statements, …).", []string{"rule"}, nil),
+		counts: b.cfg.GuardRefusals,
+	}
 	m.reg.MustRegister(m.questions, m.answers, m.refusals, m.answerSeconds, m.rateLimited, m.inFlight,
-		failovers, queued, connected,
+		failovers, queued, connected, guardRules,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Known label values start at 0, so that rates and alerts work from the start.
 	for _, o := range []agent.Outcome{agent.Answered, agent.Refused, agent.Unanswerable, agent.Budget, agent.Failed} {
@@ -87,6 +92,26 @@ func newMetrics(b *Bot) *metrics {
 		m.rateLimited.WithLabelValues(string(l))
 	}
 	return m
+}
+
+// ruleCounts exports counts kept elsewhere (the guard's, by rule) as a
+// counter with a label per key.
+type ruleCounts struct {
+	desc   *prometheus.Desc
+	counts func() map[string]int64
+}
+
+func (c ruleCounts) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c ruleCounts) Collect(ch chan<- prometheus.Metric) {
+	if c.counts == nil {
+		return
+	}
+	for rule, n := range c.counts() {
+		if m, err := prometheus.NewConstMetric(c.desc, prometheus.CounterValue, float64(n), rule); err == nil {
+			ch <- m
+		}
+	}
 }
 
 func (m *metrics) handler() http.Handler {

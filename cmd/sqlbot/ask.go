@@ -35,7 +35,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ag, _, err := a.newAgent(db)
+	ag, _, _, err := a.newAgent(db)
 	if err != nil {
 		return err
 	}
@@ -56,22 +56,22 @@ func (a *app) ask(ctx context.Context, args []string) error {
 
 // newAgent wires the guard, the model (the configured providers, else the
 // recorded demo questions) and the agent over db. providers is nil when no
-// provider is configured.
-func (a *app) newAgent(db *database) (ag *agent.Agent, providers *agent.Providers, err error) {
+// provider is configured; g is the agent's guard, for its refusal counts.
+func (a *app) newAgent(db *database) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
 	providers, _, err = a.providers()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var model agent.Model = providers
 	if providers == nil {
 		recorded, err := a.recordedQuestions(db)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		model = agent.NewRecorded(recorded)
 	}
-	g := guard.New(db.Limits().Rows)
-	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.log), providers, nil
+	g = guard.New(db.Limits().Rows)
+	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.log), providers, g, nil
 }
 
 // providers returns the configured model providers with fail-over, or nil

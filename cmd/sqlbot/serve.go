@@ -30,7 +30,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ag, providers, err := a.newAgent(db)
+	ag, providers, g, err := a.newAgent(db)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,8 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		SlashCommand:  a.cfg.SlashCommand,
 		RatePerMinute: a.cfg.RatePerMinute, RatePerDay: a.cfg.RatePerDay, GlobalPerDay: a.cfg.GlobalPerDay,
 		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
-		Tables: func() string { return tablesText(db) },
+		Tables:        func() string { return tablesText(db) },
+		GuardRefusals: g.Refusals,
 		Health: func(ctx context.Context) error {
 			_, err := db.Query(ctx, "SELECT 1")
 			return err
