@@ -51,7 +51,9 @@ func TestServeProcess(t *testing.T) {
 	httpAddr := freeAddr(t)
 
 	cmd := exec.Command(os.Args[0], "serve", "--db", db)
-	cmd.Env = append(os.Environ(), "SQLBOT_TEST_MAIN=1",
+	// An environment of its own: nothing from the developer's shell
+	// (SQLBOT_POLICY, OPENAI_*, …) reaches the bot.
+	cmd.Env = append([]string{}, "SQLBOT_TEST_MAIN=1",
 		"XDG_CACHE_HOME="+t.TempDir(),
 		"SLACK_APP_TOKEN="+slack.AppToken(), "SLACK_BOT_TOKEN="+slack.BotToken(), "SLACK_API_URL="+slack.URL,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
