@@ -190,8 +190,14 @@ func renderUnanswerable(res *agent.Result) reply {
 		answer = "The data I can read doesn't hold the answer to that."
 	}
 	b.section(":mag: " + escape(answer))
-	if res.FinalSQL != "" {
+	switch {
+	case res.FinalSQL != "":
 		b.section("*What I checked:*\n" + codeBlock(res.FinalSQL))
+	case len(res.Statements) > 0:
+		// Nothing ran, but something was tried: show it, so that a claim in
+		// the answer can be checked against what actually happened. SQLite's
+		// error text stays in the log.
+		b.section("*What I tried (it did not run):*\n" + codeBlock(res.Statements[len(res.Statements)-1].SQL))
 	}
 	b.context(contextLine(res, res.FinalSQL != ""))
 	return reply{Text: fallback(answer), Blocks: b.blocks()}

@@ -101,6 +101,11 @@ func goldenResults() map[string]reply {
 			Answer: "The data doesn't record customer satisfaction, so I can't tell which region is happiest.",
 			Steps:  2, Provider: "openai:gpt-4o-mini", Elapsed: 900 * time.Millisecond, Outcome: agent.Unanswerable,
 		}),
+		"unanswerable_tried": renderResult(&agent.Result{
+			Answer:     "Done.", // a model's claim, shown next to the statement that failed
+			Statements: []agent.Statement{{SQL: "SELECT * FROM sqlite_sequence", Status: "error", Reason: "no such table: sqlite_sequence"}},
+			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 700 * time.Millisecond, Outcome: agent.Unanswerable,
+		}),
 		"error":    renderFailure(failProvider),
 		"no_model": renderFailure(failNoModel),
 		"long": renderResult(&agent.Result{
