@@ -162,6 +162,34 @@ func EnsureDemo(ctx context.Context, dir string) (string, error) {
 	return path, nil
 }
 
+// DemoPrivateValues returns the private values of the demo database at path
+// that are distinctive enough to search any output for: every customer's
+// e-mail address and phone number, and every employee's e-mail address. The
+// demo's policy exposes none of them, so a leak test fails if one appears.
+// It reads the file through a read-only connection of its own.
+func DemoPrivateValues(ctx context.Context, path string) ([]string, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("evalrun: open %s: %w", filepath.Base(path), err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL
+		UNION ALL SELECT email FROM employees`)
+	if err != nil {
+		return nil, fmt.Errorf("evalrun: read private values: %w", err)
+	}
+	defer rows.Close()
+	var vals []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("evalrun: read private values: %w", err)
+		}
+		vals = append(vals, v)
+	}
+	return vals, rows.Err()
+}
+
 // IsDemo reports whether the file at path is a demo database written by
 // WriteDemo (its header carries the demo's application id). It reports false
 // for anything it cannot read.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
+	"sqlbot/evalrun"
 )
 
 // TestHostileModelThroughSlack assumes the model is hostile and a liar: for
@@ -27,7 +27,10 @@ import (
 func TestHostileModelThroughSlack(t *testing.T) {
 	db := demoFile(t)
 	before := sum(t, db)
-	private := demoPrivateValues(t, db)
+	private, err := evalrun.DemoPrivateValues(context.Background(), db)
+	if err != nil || len(private) < 100 {
+		t.Fatalf("private values: %d, %v", len(private), err)
+	}
 	attacks := hostileCorpus(t)
 
 	ai := openaitest.NewServer(t)
@@ -138,26 +141,4 @@ func hostileCorpus(t *testing.T) []string {
 		t.Fatalf("hostile corpus: %d statements", len(out))
 	}
 	return out
-}
-
-// demoPrivateValues returns the demo's e-mail addresses and phone numbers.
-func demoPrivateValues(t *testing.T, path string) []string {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL UNION ALL SELECT email FROM employees`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var vals []string
-	for rows.Next() {
-		var s string
-		rows.Scan(&s)
-		vals = append(vals, s)
-	}
-	return vals
 }
