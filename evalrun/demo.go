@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -168,7 +169,8 @@ func EnsureDemo(ctx context.Context, dir string) (string, error) {
 // demo's policy exposes none of them, so a leak test fails if one appears.
 // It reads the file through a read-only connection of its own.
 func DemoPrivateValues(ctx context.Context, path string) ([]string, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	// The path is escaped so that '?' or '#' in a file name cannot change the URI.
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: open %s: %w", filepath.Base(path), err)
 	}
