@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"sqlbot/agent"
@@ -35,7 +36,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ag, _, _, err := a.newAgent(db)
+	ag, _, _, err := a.newAgent(db, a.quietLogger(ctx))
 	if err != nil {
 		return err
 	}
@@ -55,9 +56,9 @@ func (a *app) ask(ctx context.Context, args []string) error {
 }
 
 // newAgent wires the guard, the model (the configured providers, else the
-// recorded demo questions) and the agent over db. providers is nil when no
+// recorded demo questions) and the agent over db, logging to lg. providers is nil when no
 // provider is configured; g is the agent's guard, for its refusal counts.
-func (a *app) newAgent(db *database) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
+func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
 	providers, _, err = a.providers()
 	if err != nil {
 		return nil, nil, nil, err
@@ -71,7 +72,7 @@ func (a *app) newAgent(db *database) (ag *agent.Agent, providers *agent.Provider
 		model = agent.NewRecorded(recorded)
 	}
 	g = guard.New(db.Limits().Rows)
-	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.log), providers, g, nil
+	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, lg), providers, g, nil
 }
 
 // providers returns the configured model providers with fail-over, or nil

@@ -158,14 +158,14 @@ func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode 
 		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(names, ", ")
 	}
 	g := guard.New(db.Limits().Rows)
-	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.evalLogger(ctx))
+	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.quietLogger(ctx))
 	return evalrun.Run(ctx, ag, agent.Checked{Guard: g, DB: db}, db.path, set, opt)
 }
 
-// evalLogger is the agent's logger during an evaluation: the progress lines
-// already say what each question did, so the agent's per-question info
-// lines are left out unless debug logging was asked for.
-func (a *app) evalLogger(ctx context.Context) *slog.Logger {
+// quietLogger is the agent's logger for the terminal commands (ask, eval),
+// whose own output already says what each question did: the agent's
+// per-question info lines are left out unless debug logging was asked for.
+func (a *app) quietLogger(ctx context.Context) *slog.Logger {
 	if a.log.Enabled(ctx, slog.LevelDebug) || !a.log.Enabled(ctx, slog.LevelInfo) {
 		return a.log
 	}

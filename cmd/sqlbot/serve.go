@@ -30,7 +30,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ag, providers, g, err := a.newAgent(db)
+	ag, providers, g, err := a.newAgent(db, a.log)
 	if err != nil {
 		return err
 	}
