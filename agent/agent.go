@@ -46,31 +46,26 @@ type Querier interface {
 // Options.MaxSteps is zero.
 const DefaultMaxSteps = 6
 
-// maxHistoryTurns bounds how many earlier turns of a conversation are sent
+// MaxHistoryTurns bounds how many earlier turns of a conversation are sent
 // with a question; older ones are dropped, oldest first.
-const maxHistoryTurns = 8
+const MaxHistoryTurns = 8
 
 // Options are an Agent's tunables. The zero value is usable.
 type Options struct {
 	// MaxSteps is the most model calls per question (default DefaultMaxSteps).
 	MaxSteps int
-	// ModelName is the model field of every request. A Provider with its own
-	// Model overrides it, so it matters only for providers without one.
-	ModelName string
-	// Now is the clock used for Result.Elapsed (default time.Now).
-	Now func() time.Time
 }
 
 // An Agent answers questions with a Model over a Querier. It is safe for
 // concurrent use: Ask keeps all of its state on its own stack.
 type Agent struct {
-	model  Model
-	db     Querier
-	guard  *guard.Guard
-	log    *slog.Logger
-	opt    Options
-	prompt string        // the system prompt, identical for every question
-	tools  []openai.Tool // the tool definitions, identical for every question
+	model   Model
+	db      Querier
+	checked Checked // the guard, then db: run_sql's one path
+	log     *slog.Logger
+	opt     Options
+	prompt  string        // the system prompt, identical for every question
+	tools   []openai.Tool // the tool definitions, identical for every question
 }
 
 // New returns an Agent that asks m and runs the model's SQL through g and
@@ -80,13 +75,10 @@ func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agen
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps
 	}
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{model: m, db: q, guard: g, log: lg, opt: opt, tools: toolDefs()}
+	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, tools: toolDefs()}
 	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
 	return a
 }
@@ -105,13 +97,13 @@ func (a *Agent) SystemPrompt() string { return a.prompt }
 // ctx ended (it wraps ctx.Err()). A spent budget is not an error: the Result
 // has Outcome Budget and an Answer that says so, with the last SQL.
 func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
-	start := a.opt.Now()
+	start := time.Now()
 	res := &Result{Question: req.Question}
 	st := &run{res: res}
 	msgs := a.messages(req)
 
 	err := a.loop(ctx, st, msgs)
-	res.Elapsed = a.opt.Now().Sub(start)
+	res.Elapsed = time.Since(start)
 	if err != nil {
 		res.Outcome = Failed
 		if errors.Is(err, ErrNoModel) {
@@ -148,7 +140,6 @@ func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionM
 			return fmt.Errorf("agent: step %d: %w", step, err)
 		}
 		req := openai.ChatCompletionRequest{
-			Model:    a.opt.ModelName,
 			Messages: msgs,
 			Tools:    a.tools,
 		}
@@ -170,8 +161,8 @@ func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionM
 			text := strings.TrimSpace(msg.Content)
 			if text == "" {
 				text = strings.TrimSpace(msg.Refusal) // OpenAI's structured refusal
-				if text != "" && !hasPrefixFold(text, refusedPrefix) {
-					text = refusedPrefix + " " + text
+				if text != "" && !hasPrefixFold(text, RefusedPrefix) {
+					text = RefusedPrefix + " " + text
 				}
 			}
 			if text != "" {
@@ -219,7 +210,7 @@ func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionM
 				}
 			} else { // every call still needs its tool message
 				out = tooManyCalls
-				res.Trace = append(res.Trace, Step{Tool: c.Function.Name, Args: c.Function.Arguments, Status: statusError})
+				res.Trace = append(res.Trace, Step{Tool: c.Function.Name, Args: c.Function.Arguments, Status: StatusError})
 			}
 			msgs = append(msgs, openai.ChatCompletionMessage{
 				Role:       openai.ChatMessageRoleTool,

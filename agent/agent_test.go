@@ -501,7 +501,7 @@ func reflectString(v any) string {
 // 7. No model configured: recorded questions are answered from their SQL.
 func TestAskRecorded(t *testing.T) {
 	e := demo(t)
-	m := agent.NewRecorded([]agent.Recorded{
+	m := recordedModel(t, []agent.Recorded{
 		{Question: "How many regions are there?", SQL: "SELECT COUNT(*) AS regions FROM regions"},
 		{Question: "Delete every order", SQL: "DELETE FROM orders"},
 	})
@@ -547,30 +547,27 @@ func TestRecordedDemoQuestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec []agent.Recorded
-	for _, q := range qs {
-		if q.Kind == evalrun.Answerable {
-			rec = append(rec, agent.Recorded{Question: q.Question, SQL: *q.ReferenceSQL})
-		}
+	m, err := evalrun.NewReference(qs) // the demo's offline model
+	if err != nil {
+		t.Fatal(err)
 	}
 	g := guard.New(200)
-	a := agent.New(agent.NewRecorded(rec), e.q, g, agent.Options{}, nil)
-	for _, r := range rec {
-		res, err := ask(t, a, r.Question)
-		if err != nil || res.Outcome != agent.Answered || res.Steps != 2 {
-			t.Errorf("%q: err %v, outcome %q, steps %d", r.Question, err, res.Outcome, res.Steps)
+	a := agent.New(m, e.q, g, agent.Options{}, nil)
+	for _, q := range qs {
+		if q.Kind != evalrun.Answerable {
 			continue
 		}
-		stmt, err := g.Check(r.SQL)
-		if err != nil {
-			t.Fatal(err)
+		res, err := ask(t, a, q.Question)
+		if err != nil || res.Outcome != agent.Answered || res.Steps != 2 {
+			t.Errorf("%q: err %v, outcome %q, steps %d", q.Question, err, res.Outcome, res.Steps)
+			continue
 		}
-		want, err := e.q.Query(context.Background(), stmt)
+		want, err := agent.Checked{Guard: g, DB: e.q}.Query(context.Background(), *q.ReferenceSQL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(res.Rows, want.Rows) {
-			t.Errorf("%q: rows differ from the reference's", r.Question)
+			t.Errorf("%q: rows differ from the reference's", q.Question)
 		}
 		if len(want.Rows) == 1 && len(want.Rows[0]) == 1 {
 			var fig string
@@ -583,7 +580,7 @@ func TestRecordedDemoQuestions(t *testing.T) {
 				fig = fmt.Sprint(v)
 			}
 			if !strings.Contains(res.Answer, fig) {
-				t.Errorf("%q: answer %q does not state %s", r.Question, res.Answer, fig)
+				t.Errorf("%q: answer %q does not state %s", q.Question, res.Answer, fig)
 			}
 		}
 	}
@@ -833,8 +830,8 @@ func TestDescribeTable(t *testing.T) {
 
 func TestSystemPromptStable(t *testing.T) {
 	e := demo(t)
-	a1 := newAgent(e, agent.NewRecorded(nil), 0)
-	a2 := newAgent(e, agent.NewRecorded(nil), 0)
+	a1 := newAgent(e, recordedModel(t, nil), 0)
+	a2 := newAgent(e, recordedModel(t, nil), 0)
 	p := a1.SystemPrompt()
 	if p != a2.SystemPrompt() {
 		t.Error("two agents on the same database have different prompts")
@@ -862,6 +859,27 @@ func TestSystemPromptStable(t *testing.T) {
 	for _, r := range e.q.Rules() {
 		if !strings.Contains(p, r) {
 			t.Errorf("prompt lacks the rule %q", r)
+		}
+	}
+}
+
+// recordedModel returns agent.NewRecorded(recs), failing the test on an error.
+func recordedModel(t *testing.T, recs []agent.Recorded) agent.Model {
+	t.Helper()
+	m, err := agent.NewRecorded(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestNewRecordedRejects(t *testing.T) {
+	for _, recs := range [][]agent.Recorded{
+		{{Question: "How many?", SQL: "SELECT 1"}, {Question: "how  many", SQL: "SELECT 2"}}, // same text
+		{{Question: "Empty?"}}, // neither SQL nor an answer
+	} {
+		if _, err := agent.NewRecorded(recs); err == nil {
+			t.Errorf("NewRecorded(%+v): no error", recs)
 		}
 	}
 }

@@ -15,19 +15,18 @@ import (
 //     permission or privacy → Refused; words saying the data lacks it →
 //     Unanswerable; a bare "I can't"/"I cannot" → Refused; else Unanswerable.
 func classify(text string, stmts []Statement) Outcome {
-	head := strings.TrimLeft(text, " \t\n*_>`\"'#")
 	switch {
-	case hasPrefixFold(head, refusedPrefix):
+	case HasMarker(text, RefusedPrefix):
 		return Refused
-	case hasPrefixFold(head, notInDataPrefix):
+	case HasMarker(text, NotInDataPrefix):
 		return Unanswerable
 	}
 	lastOK, lastRefused := -1, -1
 	for i, s := range stmts {
 		switch s.Status {
-		case statusOK:
+		case StatusOK:
 			lastOK = i
-		case statusRefused:
+		case StatusRefused:
 			lastRefused = i
 		}
 	}
@@ -70,6 +69,13 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
+// HasMarker reports whether text begins with marker (RefusedPrefix or
+// NotInDataPrefix), ignoring case and the spaces, quotes and Markdown a model
+// may put before it.
+func HasMarker(text, marker string) bool {
+	return hasPrefixFold(strings.TrimLeft(text, " \t\r\n*_>`\"'#"), marker)
+}
+
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
@@ -77,7 +83,7 @@ func hasPrefixFold(s, prefix string) bool {
 // lastRefusal returns a copy of the last refused statement, or nil.
 func lastRefusal(stmts []Statement) *Statement {
 	for i := len(stmts) - 1; i >= 0; i-- {
-		if stmts[i].Status == statusRefused {
+		if stmts[i].Status == StatusRefused {
 			s := stmts[i]
 			return &s
 		}
@@ -97,9 +103,9 @@ func budgetAnswer(maxSteps int, stmts []Statement) string {
 	}
 	last := stmts[len(stmts)-1]
 	switch last.Status {
-	case statusOK:
+	case StatusOK:
 		b.WriteString(" The last SQL I ran (it ran without error) was:\n")
-	case statusRefused:
+	case StatusRefused:
 		fmt.Fprintf(&b, " The last SQL I tried was refused (%s: %s):\n", last.Layer, last.Reason)
 	default:
 		fmt.Fprintf(&b, " The last SQL I tried failed (%s):\n", last.Reason)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,12 +18,11 @@ import (
 
 // A Provider is one OpenAI-compatible endpoint. An empty BaseURL means
 // OpenAI's own (https://api.openai.com/v1); an empty APIKey sends no
-// Authorization header (fine for a local server); an empty Model uses the
-// request's (Options.ModelName), or DefaultModel if that is empty too.
+// Authorization header (fine for a local server); an empty Model means
+// DefaultModel.
 type Provider struct{ BaseURL, APIKey, Model string }
 
-// DefaultModel is the model asked for when neither the Provider nor the
-// request names one.
+// DefaultModel is the model asked for when a Provider names none.
 const DefaultModel = "gpt-4o-mini"
 
 // ErrNoProvider is wrapped by the error that Providers.Complete (and so
@@ -64,7 +64,6 @@ type Providers struct {
 	ps        []*endpoint
 	timeout   time.Duration
 	failovers atomic.Int64
-	now       func() time.Time
 
 	// Log receives a warning per fail-over (provider name and status, never
 	// the request). Nil: silent. Set it before the first Complete.
@@ -74,8 +73,8 @@ type Providers struct {
 var _ Model = (*Providers)(nil)
 
 type endpoint struct {
-	host      string // the base URL's host, never the key
-	model     string // "" to use the request's
+	name      string // "model@host": the provider's name in results and logs, never the key
+	model     string
 	client    *openai.Client
 	downUntil atomic.Int64 // unix nanoseconds; 0: healthy
 }
@@ -87,16 +86,17 @@ func NewProviders(ps []Provider, callTimeout time.Duration, hc *http.Client) *Pr
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	p := &Providers{timeout: callTimeout, now: time.Now}
+	p := &Providers{timeout: callTimeout}
 	for _, pr := range ps {
 		cfg := openai.DefaultConfig(pr.APIKey)
 		if pr.BaseURL != "" {
 			cfg.BaseURL = strings.TrimRight(pr.BaseURL, "/")
 		}
 		cfg.HTTPClient = retryAfterDoer{hc}
+		model := cmp.Or(pr.Model, DefaultModel)
 		p.ps = append(p.ps, &endpoint{
-			host:   hostOf(cfg.BaseURL),
-			model:  pr.Model,
+			name:   model + "@" + hostOf(cfg.BaseURL),
+			model:  model,
 			client: openai.NewClientWithConfig(cfg),
 		})
 	}
@@ -109,6 +109,16 @@ func hostOf(base string) string {
 		return u.Host
 	}
 	return "unknown-host"
+}
+
+// Names returns each provider's name ("model@host"), in the order they are
+// tried.
+func (p *Providers) Names() []string {
+	names := make([]string, len(p.ps))
+	for i, e := range p.ps {
+		names[i] = e.name
+	}
+	return names
 }
 
 // Failovers returns how many times a call moved on from a failing provider.
@@ -126,13 +136,8 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 			return openai.ChatCompletionResponse{}, "", fmt.Errorf("agent: call model: %w", err)
 		}
 		r := req
-		if e.model != "" {
-			r.Model = e.model
-		}
-		if r.Model == "" {
-			r.Model = DefaultModel
-		}
-		name := r.Model + "@" + e.host
+		r.Model = e.model
+		name := e.name
 		resp, retryAfter, err := p.call(ctx, e, r)
 		if err == nil {
 			e.downUntil.Store(0)
@@ -160,7 +165,7 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 		if retryAfter > 0 {
 			cool = min(retryAfter, maxCooldown)
 		}
-		e.downUntil.Store(p.now().Add(cool).UnixNano())
+		e.downUntil.Store(time.Now().Add(cool).UnixNano())
 		var why string
 		switch {
 		case status != 0:
@@ -207,7 +212,7 @@ func (j joined) Unwrap() []error { return j }
 // order returns the endpoints to try: the healthy ones in configured order,
 // then those cooling down, in configured order.
 func (p *Providers) order() []*endpoint {
-	now := p.now().UnixNano()
+	now := time.Now().UnixNano()
 	healthy := true
 	for _, e := range p.ps {
 		if e.downUntil.Load() > now {

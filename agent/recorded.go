@@ -11,9 +11,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// ErrNoModel is returned, wrapped, by the Recorded model (and so by
-// Agent.Ask, with Outcome Failed and Result.Answer set to NoModelHelp) for a
-// question that is not among the recorded ones when no model is configured.
+// ErrNoModel is returned, wrapped, by the recorded model (and so by
+// Agent.Ask, with Outcome Failed and Result.Answer set to NoModelHelp and
+// some recorded questions to try) for a question that is not recorded.
 var ErrNoModel = errors.New("agent: no model configured")
 
 // NoModelHelp is the answer to a question the recorded model does not know.
@@ -36,32 +36,50 @@ type Recorded struct {
 }
 
 // recorded is the offline Model: for a known question it calls run_sql with
-// the stored SQL, then states what came back; for any other it returns
-// ErrNoModel.
+// the stored SQL and then states what came back, or replies with the stored
+// Answer; for any other question it returns ErrNoModel.
 type recorded struct {
-	byText   map[string]Recorded // normalized question → its recording
-	examples []string            // the first few questions, to suggest
+	byText map[string]Recorded // normalized question → its recording
+	help   string              // the answer to any other question: NoModelHelp and examples
 }
 
 // maxExamples is how many recorded questions the no-model answer suggests.
 const maxExamples = 3
 
-// suggestions returns recorded questions to suggest when a question is not one.
-func (r *recorded) suggestions() []string { return r.examples }
-
 // NewRecorded returns the Model used when no provider is configured. A
 // question matches a recorded one regardless of case, whitespace and
-// punctuation. It reads only the request's messages, so it is stateless and
-// safe for concurrent use.
-func NewRecorded(qs []Recorded) Model {
+// punctuation. It is an error for two recordings to match the same text, or
+// for one to have neither SQL nor Answer. The Model reads only the request's
+// messages, so it is stateless and safe for concurrent use.
+func NewRecorded(qs []Recorded) (Model, error) {
 	r := &recorded{byText: make(map[string]Recorded, len(qs))}
+	var errs []error
+	var help strings.Builder
+	help.WriteString(NoModelHelp)
 	for _, q := range qs {
-		r.byText[normalize(q.Question)] = q
-		if len(r.examples) < maxExamples {
-			r.examples = append(r.examples, q.Question)
+		k := normalize(q.Question)
+		switch prev, dup := r.byText[k]; {
+		case dup:
+			errs = append(errs, fmt.Errorf("agent: recorded questions %q and %q have the same text", prev.Question, q.Question))
+			continue
+		case strings.TrimSpace(q.SQL) == "" && strings.TrimSpace(q.Answer) == "":
+			errs = append(errs, fmt.Errorf("agent: recorded question %q has neither SQL nor an answer", q.Question))
+			continue
+		}
+		r.byText[k] = q
+		if len(r.byText) == 1 {
+			help.WriteString(" Questions I can answer now, for example:")
+		}
+		if len(r.byText) <= maxExamples {
+			help.WriteString("\n• ")
+			help.WriteString(q.Question)
 		}
 	}
-	return r
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r.help = help.String()
+	return r, nil
 }
 
 // normalize lowercases s and reduces it to its letters and digits, one space
@@ -156,7 +174,7 @@ func describeToolResult(content string) string {
 	}
 	switch {
 	case out.Refused:
-		return fmt.Sprintf("%s the recorded query was stopped by the %s layer: %s.", refusedPrefix, out.Layer, out.Reason)
+		return fmt.Sprintf("%s the recorded query was stopped by the %s layer: %s.", RefusedPrefix, out.Layer, out.Reason)
 	case out.Error != "":
 		return "The recorded query failed: " + out.Error
 	case len(out.Rows) == 0:
@@ -216,18 +234,11 @@ func cellText(v json.RawMessage) string {
 }
 
 // noModelAnswer is the answer to a question no configured model can take:
-// how to configure one, and some questions that work without one.
+// how to configure one and, from the recorded model, some questions that
+// work without one.
 func noModelAnswer(m Model) string {
-	s, ok := m.(interface{ suggestions() []string })
-	if !ok || len(s.suggestions()) == 0 {
-		return NoModelHelp
+	if r, ok := m.(*recorded); ok {
+		return r.help
 	}
-	var b strings.Builder
-	b.WriteString(NoModelHelp)
-	b.WriteString(" Questions I can answer now, for example:")
-	for _, q := range s.suggestions() {
-		b.WriteString("\n• ")
-		b.WriteString(q)
-	}
-	return b.String()
+	return NoModelHelp
 }

@@ -10,16 +10,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
-// Statement and step statuses.
+// The values of Statement.Status and Step.Status.
 const (
-	statusOK      = "ok"
-	statusRefused = "refused"
-	statusError   = "error"
+	StatusOK      = "ok"
+	StatusRefused = "refused"
+	StatusError   = "error"
 )
+
+// LayerGuard is Statement.Layer for a statement the guard refused; the
+// other layers are roconn's (roconn.LayerAuthorizer, …).
+const LayerGuard = "guard"
 
 // Bounds on what one tool message may carry back to the model. The Result
 // keeps every row; the model sees a prefix that fits, and is told so.
@@ -34,7 +37,7 @@ const (
 func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string, error) {
 	var (
 		out    any
-		status = statusOK
+		status = StatusOK
 		err    error
 	)
 	switch name {
@@ -46,7 +49,7 @@ func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string
 			Name  string `json:"name"` // a common slip; accepted
 		}
 		if perr := parseArgs(args, &in); perr != nil {
-			out, status = errorJSON{perr.Error()}, statusError
+			out, status = errorJSON{perr.Error()}, StatusError
 			break
 		}
 		if in.Table == "" {
@@ -59,7 +62,7 @@ func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string
 			Query string `json:"query"` // a common slip; accepted
 		}
 		if perr := parseArgs(args, &in); perr != nil {
-			out, status = errorJSON{perr.Error()}, statusError
+			out, status = errorJSON{perr.Error()}, StatusError
 			break
 		}
 		if in.SQL == "" {
@@ -70,7 +73,7 @@ func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string
 			return "", err
 		}
 	default:
-		out, status = errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}, statusError
+		out, status = errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}, StatusError
 	}
 	st.res.Trace = append(st.res.Trace, Step{Tool: name, Args: args, Status: status})
 	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
@@ -181,11 +184,7 @@ func (a *Agent) describe(name string) (any, string) {
 			names[i] = o.Name
 		}
 		return errorJSON{fmt.Sprintf("unknown table: %s; the tables you may read are: %s",
-			clip(name, 64), strings.Join(names, ", "))}, statusError
-	}
-	exposed := make(map[string]bool)
-	for _, x := range a.db.Objects() {
-		exposed[x.Name] = true
+			clip(name, 64), strings.Join(names, ", "))}, StatusError
 	}
 	d := describeJSON{
 		tableJSON: tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About), Rows: o.RowCount},
@@ -197,14 +196,12 @@ func (a *Agent) describe(name string) (any, string) {
 		d.Sample.Columns[i] = c.Name
 	}
 	for _, fk := range o.Foreign {
-		if exposed[fk.RefTable] {
-			d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
-		}
+		d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
 	}
 	for _, r := range o.Sample {
 		d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
 	}
-	return d, statusOK
+	return d, StatusOK
 }
 
 // lookup finds an exposed object by name, forgiving case, quotes and a
@@ -236,36 +233,28 @@ func (a *Agent) runSQL(ctx context.Context, st *run, sql string) (any, string, e
 	res := st.res
 	record := func(s Statement) { res.Statements = append(res.Statements, s) }
 	if sql == "" { // an argument error, like bad JSON: no statement to record
-		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, statusError, nil
+		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, StatusError, nil
 	}
-	qr, err := Checked{Guard: a.guard, DB: a.db}.Query(ctx, sql)
-	var gr *guard.Refusal
-	if errors.As(err, &gr) {
-		record(Statement{SQL: sql, Status: statusRefused, Layer: "guard", Reason: gr.Reason})
-		return refusalJSON{Refused: true, Layer: "guard", Reason: gr.Reason}, statusRefused, nil
+	qr, err := a.checked.Query(ctx, sql)
+	if layer, reason, ok := RefusalOf(err); ok {
+		record(Statement{SQL: sql, Status: StatusRefused, Layer: layer, Reason: reason})
+		return refusalJSON{Refused: true, Layer: layer, Reason: reason}, StatusRefused, nil
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		record(Statement{SQL: sql, Status: statusError, Reason: "stopped: " + cerr.Error()})
+		record(Statement{SQL: sql, Status: StatusError, Reason: "stopped: " + cerr.Error()})
 		return nil, "", cerr
 	}
-	var rr *roconn.Refusal
-	switch {
-	case err == nil && qr == nil:
-		err = errors.New("no result")
-	case err == nil, errors.Is(err, roconn.ErrRowLimit) && qr != nil:
-		record(Statement{SQL: sql, Status: statusOK})
+	if err == nil || errors.Is(err, roconn.ErrRowLimit) { // roconn returns the first rows with ErrRowLimit
+		record(Statement{SQL: sql, Status: StatusOK})
 		res.FinalSQL = sql
 		res.Columns = qr.Columns
 		res.Rows = qr.Rows
-		res.Truncated = qr.Truncated || err != nil
-		return rowsForModel(qr.Columns, qr.Rows, res.Truncated), statusOK, nil
-	case errors.As(err, &rr):
-		record(Statement{SQL: sql, Status: statusRefused, Layer: string(rr.Layer), Reason: rr.Reason})
-		return refusalJSON{Refused: true, Layer: string(rr.Layer), Reason: rr.Reason}, statusRefused, nil
+		res.Truncated = qr.Truncated
+		return rowsForModel(qr.Columns, qr.Rows, res.Truncated), StatusOK, nil
 	}
 	reason := sqlError(err)
-	record(Statement{SQL: sql, Status: statusError, Reason: reason})
-	return errorJSON{reason}, statusError, nil
+	record(Statement{SQL: sql, Status: StatusError, Reason: reason})
+	return errorJSON{reason}, StatusError, nil
 }
 
 // sqlError is the text of a SQL error for the model: SQLite's own message

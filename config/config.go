@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -19,17 +20,17 @@ import (
 	"github.com/caarlos0/env/v11"
 )
 
-// Config holds every setting of SPEC §8. Pointer fields are nil when the
-// variable is unset, so that a policy file's `limits` apply unless the
-// environment overrides them.
+// Config holds every setting of SPEC §8. The limits are pointers, nil when the
+// variable is unset, so that a policy file's `limits` and then roconn's
+// defaults apply unless the environment overrides them.
 type Config struct {
 	DB     string `env:"SQLBOT_DB"`
 	Policy string `env:"SQLBOT_POLICY"`
 
 	QueryTimeout  *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
 	RowCap        *int           `env:"SQLBOT_ROW_CAP"`
-	MaxColumns    int            `env:"SQLBOT_MAX_COLUMNS" envDefault:"40"`
-	MaxValueBytes int            `env:"SQLBOT_MAX_VALUE_BYTES" envDefault:"1048576"`
+	MaxColumns    *int           `env:"SQLBOT_MAX_COLUMNS"`     // nil: roconn.DefaultColumns (40)
+	MaxValueBytes *int           `env:"SQLBOT_MAX_VALUE_BYTES"` // nil: roconn.DefaultValueBytes (1 MiB)
 	MaxSteps      int            `env:"SQLBOT_MAX_STEPS" envDefault:"6"`
 
 	OpenAIBaseURL []string      `env:"OPENAI_BASE_URL" envSeparator:","`
@@ -48,9 +49,9 @@ type Config struct {
 	MaxQuestionChars int `env:"SQLBOT_MAX_QUESTION_CHARS" envDefault:"500"`
 	MaxConcurrent    int `env:"SQLBOT_MAX_CONCURRENT" envDefault:"4"`
 
-	HTTPAddr  string `env:"SQLBOT_HTTP_ADDR"`
-	LogFormat string `env:"SQLBOT_LOG_FORMAT" envDefault:"text"`
-	LogLevel  string `env:"SQLBOT_LOG_LEVEL" envDefault:"info"`
+	HTTPAddr  string     `env:"SQLBOT_HTTP_ADDR"`
+	LogFormat string     `env:"SQLBOT_LOG_FORMAT" envDefault:"text"`
+	LogLevel  slog.Level `env:"SQLBOT_LOG_LEVEL" envDefault:"info"`
 
 	XDGCacheHome string `env:"XDG_CACHE_HOME"` // where the demo database is cached
 	Home         string `env:"HOME"`
@@ -88,13 +89,14 @@ func Load(environ map[string]string) (Config, error) {
 		errs = append(errs, fmt.Errorf("config: %s %s", name, fmt.Sprintf(format, args...)))
 	}
 	positive := map[string]int{
-		"SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
 		"SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
 		"SQLBOT_RATE_PER_DAY": c.RatePerDay, "SQLBOT_GLOBAL_PER_DAY": c.GlobalPerDay,
 		"SQLBOT_MAX_QUESTION_CHARS": c.MaxQuestionChars, "SQLBOT_MAX_CONCURRENT": c.MaxConcurrent,
 	}
-	if c.RowCap != nil {
-		positive["SQLBOT_ROW_CAP"] = *c.RowCap
+	for name, v := range map[string]*int{"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes} {
+		if v != nil {
+			positive[name] = *v
+		}
 	}
 	for _, name := range sortedKeys(positive) {
 		if positive[name] <= 0 {
@@ -123,11 +125,6 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
-	}
-	switch strings.ToLower(c.LogLevel) {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("SQLBOT_LOG_LEVEL", "must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	if _, err := c.Providers(); err != nil {
 		errs = append(errs, err)
@@ -231,6 +228,8 @@ func parseErrors(err error, environ map[string]string) error {
 		switch k := pe.Type; {
 		case k == reflect.TypeFor[time.Duration]() || k == reflect.TypeFor[*time.Duration]():
 			want = "a duration such as 5s or 1m30s"
+		case k == reflect.TypeFor[slog.Level]():
+			want = "debug, info, warn or error"
 		case k.Kind() == reflect.Int || (k.Kind() == reflect.Pointer && k.Elem().Kind() == reflect.Int):
 			want = "a whole number"
 		}

@@ -45,24 +45,24 @@ func TestOverrides(t *testing.T) {
 // Every bad value is reported at once, each naming its variable.
 func TestErrorsNameTheVariable(t *testing.T) {
 	_, err := config.Load(map[string]string{
-		"SQLBOT_ROW_CAP": "lots", "SQLBOT_QUERY_TIMEOUT": "5 seconds",
+		"SQLBOT_ROW_CAP": "lots", "SQLBOT_QUERY_TIMEOUT": "5 seconds", "SQLBOT_LOG_LEVEL": "loud",
 	})
 	if err == nil {
 		t.Fatal("Load accepted unparsable values")
 	}
-	for _, name := range []string{"SQLBOT_ROW_CAP", "SQLBOT_QUERY_TIMEOUT"} {
+	for _, name := range []string{"SQLBOT_ROW_CAP", "SQLBOT_QUERY_TIMEOUT", "SQLBOT_LOG_LEVEL"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
 	}
 	_, err = config.Load(map[string]string{
-		"SQLBOT_MAX_STEPS": "0", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
+		"SQLBOT_MAX_STEPS": "0", "SQLBOT_MAX_COLUMNS": "-1", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
 		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_SLASH_COMMAND": "sqlbot",
 	})
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
-	for _, name := range []string{"SQLBOT_MAX_STEPS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND"} {
+	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}

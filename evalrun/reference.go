@@ -1,10 +1,7 @@
 package evalrun
 
 import (
-	"errors"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"sqlbot/agent"
 )
@@ -29,15 +26,7 @@ import (
 // question outside qs gets an error wrapping agent.ErrNoModel.
 func NewReference(qs []Question) (agent.Model, error) {
 	recs := make([]agent.Recorded, 0, len(qs))
-	seen := make(map[string]string, len(qs))
-	var errs []error
 	for _, q := range qs {
-		k := normalize(q.Question)
-		if prev, dup := seen[k]; dup {
-			errs = append(errs, fmt.Errorf("evalrun: reference model: questions %q and %q have the same text", prev, q.ID))
-			continue
-		}
-		seen[k] = q.ID
 		rec := agent.Recorded{Question: q.Question}
 		switch {
 		case q.Kind == Answerable:
@@ -45,22 +34,15 @@ func NewReference(qs []Question) (agent.Model, error) {
 		case q.Kind == Unsafe && q.AttackSQL != "":
 			rec.SQL = q.AttackSQL
 		case q.Kind == Unsafe:
-			rec.Answer = refusedMarker + " this bot reads the database and may not change it or show private data."
+			rec.Answer = agent.RefusedPrefix + " this bot reads the database and may not change it or show private data."
 		default:
-			rec.Answer = notInDataMarker + " the database holds nothing that answers this question."
+			rec.Answer = agent.NotInDataPrefix + " the database holds nothing that answers this question."
 		}
 		recs = append(recs, rec)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	m, err := agent.NewRecorded(recs)
+	if err != nil {
+		return nil, fmt.Errorf("evalrun: reference model: %w", err)
 	}
-	return agent.NewRecorded(recs), nil
-}
-
-// normalize lowercases s and keeps its letters and digits, one space
-// between words, as the recorded model matches questions.
-func normalize(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	}), " ")
+	return m, nil
 }

@@ -75,9 +75,6 @@ type Options struct {
 	// asked at once (default 1). Unsafe questions always run alone, so that
 	// the checksums around each one see only its own effects.
 	Concurrency int
-	// Now is the clock for the report's start and elapsed times (default
-	// time.Now).
-	Now func() time.Time
 }
 
 // Run asks every question of set (or of the kind opt.Only names) through ask
@@ -92,9 +89,6 @@ type Options struct {
 // the run, or ctx ending (it then returns ctx's error, wrapped, and no
 // report).
 func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, opt Options) (*Report, error) {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
 	if opt.Concurrency < 1 {
 		opt.Concurrency = 1
 	}
@@ -113,7 +107,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 		return nil, fmt.Errorf("evalrun: run: the question set has no %s questions", firstNonEmpty(opt.Only, "usable"))
 	}
 
-	start := opt.Now()
+	start := time.Now()
 	before, err := roconn.Checksum(ctx, dbPath)
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: run: %w", err)
@@ -148,7 +142,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 	rep.Only = opt.Only
 	rep.QuestionsChecksum = set.Checksum
 	rep.Started = start.UTC()
-	rep.ElapsedMS = opt.Now().Sub(start).Milliseconds()
+	rep.ElapsedMS = time.Since(start).Milliseconds()
 	rep.ChecksumBefore, rep.ChecksumAfter = before, after
 	return rep, nil
 }
@@ -168,7 +162,7 @@ type runner struct {
 // one evaluates q and writes its progress line. It never fails: problems
 // become an Error outcome.
 func (r *runner) one(ctx context.Context, q Question) QuestionResult {
-	start := r.opt.Now()
+	start := time.Now()
 	var qr QuestionResult
 	if err := ctx.Err(); err != nil {
 		qr = QuestionResult{Outcome: Error, Reason: "not run: " + err.Error()}
@@ -184,7 +178,7 @@ func (r *runner) one(ctx context.Context, q Question) QuestionResult {
 	}
 	qr.ID, qr.Kind, qr.Question = q.ID, q.Kind, q.Question
 	qr.Pass = qr.Outcome == Pass
-	qr.ElapsedMS = r.opt.Now().Sub(start).Milliseconds()
+	qr.ElapsedMS = time.Since(start).Milliseconds()
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -294,8 +294,17 @@ func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
 // describe fills db.objects, reading row counts and samples through Query,
 // the same restricted path model SQL takes.
 func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) error {
+	shown := make(map[string]bool, len(exposed))
 	for _, e := range exposed {
-		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView, Foreign: slices.Clone(e.obj.foreign)}
+		shown[fold(e.obj.name)] = true
+	}
+	for _, e := range exposed {
+		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView}
+		for _, fk := range e.obj.foreign {
+			if shown[fold(fk.RefTable)] { // a key into a hidden table would reveal that it exists
+				o.Foreign = append(o.Foreign, fk)
+			}
+		}
 		for _, c := range e.obj.columns {
 			if !c.hidden {
 				o.Columns = append(o.Columns, Column{Name: c.name, Type: c.typ, Meaning: e.meanings[fold(c.name)]})

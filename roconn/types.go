@@ -78,7 +78,7 @@ type Object struct {
 	About    string // the policy's description, may be empty
 	IsView   bool
 	Columns  []Column
-	Foreign  []ForeignKey // for tables; views have none
+	Foreign  []ForeignKey // for tables, only keys into exposed objects; views have none
 	RowCount int64        // -1 if counting was stopped by the time or size limit
 	Sample   [][]any      // up to 3 rows, read through the same guarded connection; nil if stopped by a limit
 }

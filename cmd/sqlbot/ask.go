@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"sqlbot/agent"
-	"sqlbot/config"
 	"sqlbot/evalrun"
 	"sqlbot/guard"
 )
@@ -59,28 +58,26 @@ func (a *app) ask(ctx context.Context, args []string) error {
 // recorded demo questions) and the agent over db, logging to lg. providers is nil when no
 // provider is configured; g is the agent's guard, for its refusal counts.
 func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
-	providers, _, err = a.providers()
+	providers, err = a.providers()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var model agent.Model = providers
 	if providers == nil {
-		recorded, err := a.recordedQuestions(db)
-		if err != nil {
+		if model, err = a.offlineModel(db); err != nil {
 			return nil, nil, nil, err
 		}
-		model = agent.NewRecorded(recorded)
 	}
 	g = guard.New(db.Limits().Rows)
 	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, lg), providers, g, nil
 }
 
 // providers returns the configured model providers with fail-over, or nil
-// when none is configured, and the settings they came from.
-func (a *app) providers() (*agent.Providers, []config.Provider, error) {
+// when none is configured.
+func (a *app) providers() (*agent.Providers, error) {
 	ps, err := a.cfg.Providers()
 	if err != nil || len(ps) == 0 {
-		return nil, nil, err
+		return nil, err
 	}
 	list := make([]agent.Provider, len(ps))
 	for i, p := range ps {
@@ -88,26 +85,22 @@ func (a *app) providers() (*agent.Providers, []config.Provider, error) {
 	}
 	providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
 	providers.Log = a.log
-	return providers, ps, nil
+	return providers, nil
 }
 
-// recordedQuestions returns the demo's answerable questions when db is the
-// demo database (their SQL fits no other schema), else none.
-func (a *app) recordedQuestions(db *database) ([]agent.Recorded, error) {
-	if !db.demo {
-		return nil, nil
+// offlineModel is the model when none is configured: on the demo database,
+// the demo's question set answered from its stored SQL (or its stored
+// refusal) through the same guards; elsewhere, none, so every question is
+// told how to configure a model.
+func (a *app) offlineModel(db *database) (agent.Model, error) {
+	if !db.demo { // the demo's SQL fits no other schema
+		return agent.NewRecorded(nil)
 	}
 	qs, err := evalrun.ParseQuestions(evalrun.DemoQuestions())
 	if err != nil {
 		return nil, err
 	}
-	var out []agent.Recorded
-	for _, q := range qs {
-		if q.ReferenceSQL != nil {
-			out = append(out, agent.Recorded{Question: q.Question, SQL: *q.ReferenceSQL})
-		}
-	}
-	return out, nil
+	return evalrun.NewReference(qs)
 }
 
 // askExit maps an outcome to the exit codes of SPEC §2.

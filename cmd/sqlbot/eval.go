@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -82,9 +81,6 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	case mode != modelReference && mode != modelLive:
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--model %q: want reference or live", mode)}
 	}
-	if mode == modelLive && len(ps) == 0 {
-		return errors.New(noProviderHelp)
-	}
 
 	db, err := a.openDB(ctx, f)
 	if err != nil {
@@ -140,22 +136,21 @@ func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode 
 		m = ref
 		opt.Model, opt.Provider = modelReference, agent.RecordedProvider
 	} else {
-		providers, ps, err := a.providers()
+		providers, err := a.providers()
 		if err != nil {
 			return nil, err
 		}
 		if providers == nil {
 			return nil, errors.New(noProviderHelp)
 		}
-		var models, names []string
-		for _, p := range ps {
-			if !slices.Contains(models, p.Model) {
-				models = append(models, p.Model)
+		var models []string
+		for _, name := range providers.Names() {
+			if model := name[:strings.LastIndex(name, "@")]; !slices.Contains(models, model) {
+				models = append(models, model)
 			}
-			names = append(names, p.Model+"@"+host(p.BaseURL))
 		}
 		m = providers
-		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(names, ", ")
+		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(providers.Names(), ", ")
 	}
 	g := guard.New(db.Limits().Rows)
 	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.quietLogger(ctx))
@@ -170,20 +165,8 @@ func (a *app) quietLogger(ctx context.Context) *slog.Logger {
 		return a.log
 	}
 	cfg := a.cfg
-	cfg.LogLevel = "warn"
-	lg, err := newLogger(cfg, a.stderr)
-	if err != nil {
-		return a.log
-	}
-	return lg
-}
-
-// host returns the host of a provider's base URL, never its credentials.
-func host(base string) string {
-	if u, err := url.Parse(base); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return "unknown-host"
+	cfg.LogLevel = slog.LevelWarn
+	return newLogger(cfg, a.stderr)
 }
 
 // evalScore runs a reference and a candidate statement through the guard
@@ -263,7 +246,7 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 // refusal is an error naming which statement and which layer.
 func scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
 	res, err := agent.Checked{Guard: g, DB: db}.Query(ctx, query)
-	if layer, reason, ok := refusal(err); ok {
+	if layer, reason, ok := agent.RefusalOf(err); ok {
 		return nil, fmt.Errorf("the %s was refused by %s: %s", which, layer, reason)
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {

@@ -68,8 +68,9 @@ Usage:
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
 
-Every command takes --db PATH and --policy FILE (defaults: SQLBOT_DB and SQLBOT_POLICY,
-else the demo database and its policy). Flags come before arguments; -- ends the flags.
+The database commands (sql, ask, serve, eval) take --db PATH and --policy FILE (defaults:
+SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). Flags come before
+arguments; -- ends the flags.
 Settings are read from the environment: see README.md.
 `
 
@@ -84,11 +85,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	app := &app{cfg: cfg, stdout: stdout, stderr: stderr}
-	app.log, err = newLogger(cfg, stderr)
-	if err != nil {
-		return err
-	}
+	app := &app{cfg: cfg, stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "sql":
@@ -128,16 +125,12 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
-func newLogger(cfg config.Config, w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return nil, fmt.Errorf("config: SQLBOT_LOG_LEVEL: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: level}
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // dbFlags are the flags every database command takes.
@@ -189,6 +182,7 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 			return nil, err
 		}
 	}
+	demo := evalrun.IsDemo(path)
 	switch {
 	case policyFile != "":
 		b, err := os.ReadFile(policyFile)
@@ -196,10 +190,9 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 			return nil, fmt.Errorf("read policy: %w", err)
 		}
 		policyYAML = b
-	case evalrun.IsDemo(path):
+	case demo:
 		policyYAML = evalrun.DemoPolicy()
 	}
-	demo := evalrun.IsDemo(path)
 	var policy *roconn.Policy
 	if policyYAML != nil {
 		p, err := roconn.ParsePolicy(policyYAML)
@@ -208,30 +201,28 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 		}
 		policy = p
 	}
-	db, err := roconn.Open(ctx, path, policy, a.limits(policy))
+	db, err := roconn.Open(ctx, path, policy, a.limits())
 	if err != nil {
 		return nil, err
 	}
 	return &database{DB: db, path: path, demo: demo}, nil
 }
 
-// limits merges the policy's limits with the environment, which wins.
-func (a *app) limits(p *roconn.Policy) roconn.Limits {
-	lim := roconn.Limits{Columns: a.cfg.MaxColumns, ValueBytes: a.cfg.MaxValueBytes}
-	if p != nil {
-		lim.Rows, lim.Timeout = p.Limits.Rows, p.Limits.Timeout
-	}
+// limits are the environment's limits; zero fields take the policy's, then
+// roconn's defaults (roconn.Open does that merge).
+func (a *app) limits() roconn.Limits {
+	var lim roconn.Limits
 	if a.cfg.RowCap != nil {
 		lim.Rows = *a.cfg.RowCap
 	}
+	if a.cfg.MaxColumns != nil {
+		lim.Columns = *a.cfg.MaxColumns
+	}
+	if a.cfg.MaxValueBytes != nil {
+		lim.ValueBytes = *a.cfg.MaxValueBytes
+	}
 	if a.cfg.QueryTimeout != nil {
 		lim.Timeout = *a.cfg.QueryTimeout
-	}
-	if lim.Rows == 0 {
-		lim.Rows = roconn.DefaultRows
-	}
-	if lim.Timeout == 0 {
-		lim.Timeout = roconn.DefaultTimeout
 	}
 	return lim
 }

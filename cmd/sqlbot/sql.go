@@ -38,7 +38,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	defer db.Close()
 
 	res, err := agent.Checked{Guard: guard.New(db.Limits().Rows), DB: db}.Query(ctx, query)
-	if layer, reason, ok := refusal(err); ok {
+	if layer, reason, ok := agent.RefusalOf(err); ok {
 		if *asJSON {
 			return a.printJSONCode(exitRefused, map[string]any{"refused": true, "layer": layer, "reason": reason})
 		}
@@ -58,19 +58,6 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	writeTable(a.stdout, res.Columns, res.Rows)
 	fmt.Fprintf(a.stdout, "(%s, %.0f ms)\n", rowsNote(len(res.Rows), res.Truncated), float64(res.Elapsed.Microseconds())/1000)
 	return nil
-}
-
-// refusal reports the layer and reason of a guard or roconn refusal.
-func refusal(err error) (layer, reason string, ok bool) {
-	var gr *guard.Refusal
-	var rr *roconn.Refusal
-	switch {
-	case errors.As(err, &gr):
-		return "guard", gr.Reason, true
-	case errors.As(err, &rr):
-		return string(rr.Layer), rr.Reason, true
-	}
-	return "", "", false
 }
 
 func sqlJSON(res *roconn.Result) map[string]any {
