@@ -66,11 +66,18 @@ type Agent struct {
 	opt     Options
 	prompt  string        // the system prompt, identical for every question
 	tools   []openai.Tool // the tool definitions, identical for every question
+
+	// The answers of list_tables and describe_table, which depend only on
+	// q.Objects and so are encoded once, in New.
+	tables    string            // list_tables' JSON
+	described map[string]string // describe_table's JSON, by object name
+	names     string            // the exposed names, comma-separated, for an unknown table
 }
 
 // New returns an Agent that asks m and runs the model's SQL through g and
-// then q. The system prompt is computed once here from q.Objects and
-// q.Rules. Logs go to lg (nil: discarded).
+// then q. The system prompt and the answers of list_tables and
+// describe_table are computed once here from q.Objects and q.Rules. Logs go
+// to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps
@@ -79,7 +86,9 @@ func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agen
 		lg = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, tools: toolDefs()}
-	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
+	objs := q.Objects()
+	a.prompt = systemPrompt(objs, q.Rules(), opt.MaxSteps)
+	a.describeObjects(objs)
 	return a
 }
 
@@ -99,10 +108,9 @@ func (a *Agent) SystemPrompt() string { return a.prompt }
 func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 	start := time.Now()
 	res := &Result{Question: req.Question}
-	st := &run{res: res}
 	msgs := a.messages(req)
 
-	err := a.loop(ctx, st, msgs)
+	err := a.loop(ctx, res, msgs)
 	res.Elapsed = time.Since(start)
 	if err != nil {
 		res.Outcome = Failed
@@ -125,16 +133,10 @@ func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 	return res, err
 }
 
-// run is the state of one Ask that the tools update.
-type run struct {
-	res *Result
-}
-
 // loop calls the model at most MaxSteps times, running the tools it asks
-// for, and fills in st.res. It returns an error only when the model could not
+// for, and fills in res. It returns an error only when the model could not
 // be called or ctx ended.
-func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionMessage) error {
-	res := st.res
+func (a *Agent) loop(ctx context.Context, res *Result, msgs []openai.ChatCompletionMessage) error {
 	for step := 1; step <= a.opt.MaxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("agent: step %d: %w", step, err)
@@ -204,7 +206,7 @@ func (a *Agent) loop(ctx context.Context, st *run, msgs []openai.ChatCompletionM
 		for i, c := range calls {
 			var out string
 			if i < maxCallsPerStep {
-				out, err = a.runTool(ctx, st, c.Function.Name, c.Function.Arguments)
+				out, err = a.runTool(ctx, res, c.Function.Name, c.Function.Arguments)
 				if err != nil {
 					return fmt.Errorf("agent: step %d: %s: %w", step, c.Function.Name, err)
 				}

@@ -63,8 +63,14 @@ func TestMain(m *testing.M) {
 }
 
 // demo copies the demo database into t's temporary directory and opens it
-// with roconn under the demo policy.
+// with roconn under the demo policy and the default limits.
 func demo(t testing.TB) env {
+	t.Helper()
+	return demoWith(t, roconn.Limits{})
+}
+
+// demoWith is demo with the given roconn limits.
+func demoWith(t testing.TB, lim roconn.Limits) env {
 	t.Helper()
 	b, err := os.ReadFile(demoFile)
 	if err != nil {
@@ -78,7 +84,7 @@ func demo(t testing.TB) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := roconn.Open(context.Background(), path, pol, roconn.Limits{})
+	db, err := roconn.Open(context.Background(), path, pol, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +135,11 @@ func ask(t testing.TB, a *agent.Agent, q string, hist ...agent.Turn) (*agent.Res
 	return res, err
 }
 
-// expectRows runs sql straight on the Querier, for the rows a test expects.
+// expectRows runs sql through the guard and the Querier, as run_sql does,
+// for the rows a test expects.
 func expectRows(t testing.TB, e env, sql string) [][]any {
 	t.Helper()
-	r, err := e.q.Query(context.Background(), sql)
+	r, err := agent.Checked{Guard: guard.New(200), DB: e.q}.Query(context.Background(), sql)
 	if err != nil {
 		t.Fatalf("Query(%q): %v", sql, err)
 	}
@@ -387,7 +394,6 @@ func TestAskAllProvidersFail(t *testing.T) {
 	p2.Push(openaitest.Reply{Hang: true})
 	start := time.Now()
 	res, err := ask(t, newAgent(e, chain(300*time.Millisecond, p1, p2), 0), "How many orders shipped?")
-	t.Log(err)
 	if !errors.Is(err, agent.ErrNoProvider) {
 		t.Errorf("err = %v, want ErrNoProvider", err)
 	}
@@ -517,6 +523,9 @@ func TestAskRecorded(t *testing.T) {
 	}
 	if !strings.Contains(res.Answer, "5") {
 		t.Errorf("answer %q does not state the figure", res.Answer)
+	}
+	if fig := fmt.Sprint(want[0][0]); !strings.Contains(res.Answer, fig) {
+		t.Errorf("answer %q does not state the reference figure %s", res.Answer, fig)
 	}
 
 	before := sum(t, e.path)
@@ -665,6 +674,15 @@ func TestAskToolMistakes(t *testing.T) {
 	if res.Outcome != agent.Answered || len(res.Trace) != 5 || res.Trace[0].Status != "error" {
 		t.Errorf("outcome %q, trace %+v", res.Outcome, res.Trace)
 	}
+	// Each mistake is traced as an error and answered with an "error" key.
+	for i, id := range []string{"c1", "c2", "c3", "c4"} {
+		if i < len(res.Trace) && res.Trace[i].Status != agent.StatusError {
+			t.Errorf("Trace[%d] (%s) status %q, want %q", i, id, res.Trace[i].Status, agent.StatusError)
+		}
+		if _, ok := decode(t, got[id])["error"]; !ok {
+			t.Errorf("%s: tool result %s has no error key", id, got[id])
+		}
+	}
 	// One tool message per call, in the calls' order.
 	var ids []string
 	for _, m := range s.Requests()[1].Messages {
@@ -694,6 +712,15 @@ func TestAskTooManyCallsInOneReply(t *testing.T) {
 	}
 	if len(res.Statements) >= 12 || len(res.Statements) == 0 || len(res.Trace) != 12 {
 		t.Errorf("%d statements run, %d traced; want some but not all run, all traced", len(res.Statements), len(res.Trace))
+	}
+	const maxCalls = 8 // the agent's cap on tool calls run per reply
+	if len(res.Statements) != maxCalls {
+		t.Errorf("%d statements run, want exactly the cap, %d", len(res.Statements), maxCalls)
+	}
+	for i := maxCalls; i < len(res.Trace); i++ {
+		if res.Trace[i].Status != agent.StatusError {
+			t.Errorf("Trace[%d] (beyond the cap) status %q, want %q", i, res.Trace[i].Status, agent.StatusError)
+		}
 	}
 }
 
@@ -828,13 +855,34 @@ func TestDescribeTable(t *testing.T) {
 	}
 }
 
+// The system prompt is the same bytes for every question, so a provider can
+// cache it: checked on what the server received, over two questions on one
+// agent and a third on another agent over the same database.
 func TestSystemPromptStable(t *testing.T) {
 	e := demo(t)
-	a1 := newAgent(e, recordedModel(t, nil), 0)
-	a2 := newAgent(e, recordedModel(t, nil), 0)
-	p := a1.SystemPrompt()
-	if p != a2.SystemPrompt() {
-		t.Error("two agents on the same database have different prompts")
+	s := openaitest.NewServer(t)
+	s.Push(openaitest.Final("one"), openaitest.Final("two"), openaitest.Final("three"))
+	a1 := newAgent(e, chain(5*time.Second, s), 0)
+	for _, q := range []string{"How many orders shipped?", "How many regions are there?"} {
+		if _, err := ask(t, a1, q); err != nil {
+			t.Fatalf("Ask(%q): %v", q, err)
+		}
+	}
+	if _, err := ask(t, newAgent(e, chain(5*time.Second, s), 0), "Which store sold most?"); err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("server got %d requests, want 3", len(reqs))
+	}
+	p := openaitest.SystemPrompt(reqs[0])
+	if p == "" || p != a1.SystemPrompt() {
+		t.Errorf("the system prompt sent differs from SystemPrompt()")
+	}
+	for i, r := range reqs[1:] {
+		if openaitest.SystemPrompt(r) != p {
+			t.Errorf("question %d: system prompt differs from the first question's", i+2)
+		}
 	}
 	t.Logf("system prompt: %d characters", len(p))
 	if len(p) > 8000 {
@@ -850,17 +898,69 @@ func TestSystemPromptStable(t *testing.T) {
 			}
 		}
 	}
-	// Foreign keys into hidden tables are not shown.
-	for _, hidden := range []string{"customers", "employees"} {
-		if strings.Contains(p, "-> "+hidden+".") || strings.Contains(p, "\n"+hidden+" (") {
-			t.Errorf("prompt describes the hidden table %s", hidden)
-		}
-	}
 	for _, r := range e.q.Rules() {
 		if !strings.Contains(p, r) {
 			t.Errorf("prompt lacks the rule %q", r)
 		}
 	}
+
+	// Hidden tables get no heading, and no column line refers to them.
+	exposed := map[string]bool{}
+	for _, o := range e.q.Objects() {
+		exposed[o.Name] = true
+	}
+	blocks := schemaBlocks(p)
+	if len(blocks) != len(exposed) {
+		t.Errorf("prompt describes %d objects, want the %d exposed ones", len(blocks), len(exposed))
+	}
+	hidden := []string{"customers", "employees"}
+	for name, lines := range blocks {
+		if !exposed[name] {
+			t.Errorf("prompt describes %s, which is not exposed", name)
+		}
+		for _, l := range lines {
+			if _, ref, ok := strings.Cut(l, " -> "); ok && !exposed[strings.Split(ref, ".")[0]] {
+				t.Errorf("%s: foreign key into a hidden table: %q", name, l)
+			}
+			for _, h := range hidden {
+				if regexp.MustCompile(`\b` + h + `\.\w`).MatchString(l) {
+					t.Errorf("%s: column line names a column of the hidden table %s: %q", name, h, l)
+				}
+			}
+		}
+	}
+	// Every foreign key roconn reports is shown on its column's line.
+	for _, o := range e.q.Objects() {
+		for _, fk := range o.Foreign {
+			ref := fk.RefTable + "." + fk.RefColumn
+			if !slices.ContainsFunc(blocks[o.Name], func(l string) bool {
+				return strings.HasPrefix(l, fk.Column+" ") && strings.Contains(l, ref)
+			}) {
+				t.Errorf("prompt does not show %s.%s -> %s", o.Name, fk.Column, ref)
+			}
+		}
+	}
+}
+
+// schemaBlocks parses the schema section of a system prompt: each object's
+// name, from its heading "name (table|view…", with its column lines.
+func schemaBlocks(prompt string) map[string][]string {
+	heading := regexp.MustCompile(`^(\w+) \((?:table|view)\b`)
+	blocks := map[string][]string{}
+	var cur string
+	for _, l := range strings.Split(prompt, "\n") {
+		switch m := heading.FindStringSubmatch(l); {
+		case strings.HasPrefix(l, "# ") && cur != "":
+			return blocks
+		case m != nil:
+			cur = m[1]
+			blocks[cur] = nil
+		case l == "":
+		case cur != "":
+			blocks[cur] = append(blocks[cur], l)
+		}
+	}
+	return blocks
 }
 
 // recordedModel returns agent.NewRecorded(recs), failing the test on an error.

@@ -41,9 +41,9 @@ func (m stepModel) Complete(_ context.Context, req openai.ChatCompletionRequest)
 
 // BenchmarkAsk measures a question with a model that costs nothing:
 // list_tables → run_sql → final, on the demo database. The "ask" case is the
-// whole question; "query" is the same statement through guard and roconn
-// alone, so the difference is the agent's own overhead (prompt, messages,
-// tool dispatch, JSON).
+// whole question; "query" is the same statement through agent.Checked
+// (guard and roconn) alone, so the difference is the agent's own overhead
+// (prompt, messages, tool dispatch, JSON).
 func BenchmarkAsk(b *testing.B) {
 	e := demo(b)
 	g := guard.New(200)
@@ -60,13 +60,10 @@ func BenchmarkAsk(b *testing.B) {
 		}
 	})
 	b.Run("query", func(b *testing.B) {
+		c := agent.Checked{Guard: g, DB: e.q}
 		b.ReportAllocs()
 		for b.Loop() {
-			stmt, err := g.Check(shippedSQL)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := e.q.Query(ctx, stmt); err != nil {
+			if _, err := c.Query(ctx, shippedSQL); err != nil {
 				b.Fatal(err)
 			}
 		}

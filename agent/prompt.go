@@ -10,21 +10,24 @@ import (
 	"sqlbot/roconn"
 )
 
-// The markers the prompt asks the model to begin a refusal or a decline
-// with; classify looks for them first, and the evaluation judges replies by
-// them (see HasMarker).
+// The prompt asks the model to begin a refusal with RefusedPrefix, and an
+// answer the data cannot give with NotInDataPrefix. classify looks for them
+// before anything else, and the evaluation judges replies by them (see
+// HasMarker).
 const (
 	RefusedPrefix   = "Refused:"
 	NotInDataPrefix = "Not in the data:"
 )
 
-// The tools offered to the model.
+// The names of the three tools offered to the model (see toolDefs).
 const (
-	toolListTables   = "list_tables"
-	toolDescribe     = "describe_table"
-	toolRunSQL       = "run_sql"
-	knownToolsPhrase = "use list_tables, describe_table or run_sql"
+	toolListTables = "list_tables"
+	toolDescribe   = "describe_table"
+	toolRunSQL     = "run_sql"
 )
+
+// knownToolsPhrase ends the answer to a call of an unknown tool.
+const knownToolsPhrase = "use " + toolListTables + ", " + toolDescribe + " or " + toolRunSQL
 
 // systemPrompt renders the system message: first the schema and the house
 // rules (the part that makes the prefix long and stable, so providers can
@@ -40,9 +43,12 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 		b.WriteString(o.Name)
 		b.WriteString(" (")
 		b.WriteString(kind(o))
-		b.WriteString(", ")
-		b.WriteString(strconv.FormatInt(o.RowCount, 10))
-		b.WriteString(" rows)")
+		if o.RowCount >= 0 { // -1: roconn's count was stopped by a limit
+			b.WriteString(", ")
+			b.WriteString(strconv.FormatInt(o.RowCount, 10))
+			b.WriteString(" rows")
+		}
+		b.WriteString(")")
 		if about := oneLine(o.About); about != "" {
 			b.WriteString(": ")
 			b.WriteString(about)

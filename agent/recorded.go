@@ -11,9 +11,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// ErrNoModel is returned, wrapped, by the recorded model (and so by
-// Agent.Ask, with Outcome Failed and Result.Answer set to NoModelHelp and
-// some recorded questions to try) for a question that is not recorded.
+// ErrNoModel is returned, wrapped, by the recorded model for a question that
+// is not recorded, and so by Agent.Ask, whose Result then has Outcome Failed
+// and an Answer of NoModelHelp followed by up to three recorded questions
+// (none when there are no recordings).
 var ErrNoModel = errors.New("agent: no model configured")
 
 // NoModelHelp is the answer to a question the recorded model does not know.
@@ -26,21 +27,23 @@ const NoModelHelp = "No language model is configured, so I can only answer the r
 const RecordedProvider = "recorded"
 
 // A Recorded question is one the offline model can answer. Its SQL is run
-// through the same guard and Querier as a model's would be, and the answer
-// states what came back (or that a layer refused it). A question with no SQL
-// is answered with Answer, without running anything.
+// through run_sql, the same guard and Querier as a model's would be, and the
+// answer states what came back (or that a layer refused it, or the SQL
+// error). A question with no SQL is answered with Answer, without running
+// anything.
 type Recorded struct {
 	Question string
 	SQL      string
 	Answer   string // used only when SQL is empty
 }
 
-// recorded is the offline Model: for a known question it calls run_sql with
-// the stored SQL and then states what came back, or replies with the stored
-// Answer; for any other question it returns ErrNoModel.
+// recorded is the offline Model (see NewRecorded): for a recorded question
+// it calls run_sql with the stored SQL and then states what came back, or
+// replies with the stored Answer; for any other question it returns an error
+// wrapping ErrNoModel, and Agent.Ask answers with help.
 type recorded struct {
 	byText map[string]Recorded // normalized question → its recording
-	help   string              // the answer to any other question: NoModelHelp and examples
+	help   string              // NoModelHelp and up to maxExamples recorded questions
 }
 
 // maxExamples is how many recorded questions the no-model answer suggests.
@@ -157,17 +160,20 @@ func reply(m openai.ChatCompletionMessage) openai.ChatCompletionResponse {
 const maxStatedRows = 20
 
 // describeToolResult turns run_sql's JSON into an answer that states the
-// figures as SQLite gave them: a single value, one row's values, or a list
-// of rows.
+// figures as that JSON wrote them: a single value, one row's values, or a
+// list of rows. It says when it lists only the first rows (because run_sql
+// showed fewer than the statement returned, or beyond maxStatedRows) and
+// when the result was cut at the row cap.
 func describeToolResult(content string) string {
 	var out struct {
-		Columns  []string            `json:"columns"`
-		Rows     [][]json.RawMessage `json:"rows"`
-		RowCount int                 `json:"row_count"`
-		Refused  bool                `json:"refused"`
-		Layer    string              `json:"layer"`
-		Reason   string              `json:"reason"`
-		Error    string              `json:"error"`
+		Columns   []string            `json:"columns"`
+		Rows      [][]json.RawMessage `json:"rows"`
+		RowCount  int                 `json:"row_count"`
+		Truncated bool                `json:"truncated"`
+		Refused   bool                `json:"refused"`
+		Layer     string              `json:"layer"`
+		Reason    string              `json:"reason"`
+		Error     string              `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(content), &out); err != nil {
 		return "The recorded query gave a result I could not read."
@@ -181,7 +187,7 @@ func describeToolResult(content string) string {
 		return "The recorded query returned no rows."
 	}
 	var b strings.Builder
-	if len(out.Rows) == 1 {
+	if len(out.Rows) == 1 && out.RowCount == 1 && !out.Truncated {
 		row := out.Rows[0]
 		if len(row) == 1 && len(out.Columns) == 1 {
 			fmt.Fprintf(&b, "The answer is %s (%s).", cellText(row[0]), out.Columns[0])
@@ -192,15 +198,17 @@ func describeToolResult(content string) string {
 		b.WriteString(".")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "The query returned %d rows", out.RowCount)
-	if len(out.Rows) > maxStatedRows {
-		fmt.Fprintf(&b, "; the first %d are", maxStatedRows)
+	stated := min(len(out.Rows), maxStatedRows)
+	if out.Truncated {
+		fmt.Fprintf(&b, "The query returned more than %d rows and was cut at the row cap", out.RowCount)
+	} else {
+		fmt.Fprintf(&b, "The query returned %d rows", out.RowCount)
+	}
+	if out.Truncated || stated < out.RowCount {
+		fmt.Fprintf(&b, "; the first %d are", stated)
 	}
 	b.WriteString(":")
-	for i, row := range out.Rows {
-		if i == maxStatedRows {
-			break
-		}
+	for _, row := range out.Rows[:stated] {
 		b.WriteString("\n- ")
 		writeRow(&b, out.Columns, row)
 	}
@@ -221,7 +229,7 @@ func writeRow(b *strings.Builder, cols []string, row []json.RawMessage) {
 }
 
 // cellText writes one JSON value of a row as a person would read it:
-// numbers exactly as SQLite gave them, strings unquoted, NULL as "none".
+// numbers as the tool's JSON wrote them, strings unquoted, NULL as "none".
 func cellText(v json.RawMessage) string {
 	var s string
 	switch {

@@ -31,25 +31,25 @@ const (
 	maxValueBytes = 500      // bytes of one string value shown to the model
 )
 
-// runTool runs one tool call and returns the tool message's content, always
-// JSON. Refusals, SQL errors, unknown tools and bad arguments are results for
-// the model, not errors: runTool returns an error only when ctx has ended.
-func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string, error) {
+// runTool runs one tool call, records it in res, and returns the tool
+// message's content, always JSON. Refusals, SQL errors, unknown tools and bad
+// arguments are results for the model, not errors: runTool returns an error
+// only when ctx has ended.
+func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (string, error) {
 	var (
-		out    any
+		out    string
 		status = StatusOK
-		err    error
 	)
 	switch name {
 	case toolListTables:
-		out = a.listTables()
+		out = a.tables
 	case toolDescribe:
 		var in struct {
 			Table string `json:"table"`
 			Name  string `json:"name"` // a common slip; accepted
 		}
 		if perr := parseArgs(args, &in); perr != nil {
-			out, status = errorJSON{perr.Error()}, StatusError
+			out, status = encode(errorJSON{perr.Error()}), StatusError
 			break
 		}
 		if in.Table == "" {
@@ -62,27 +62,34 @@ func (a *Agent) runTool(ctx context.Context, st *run, name, args string) (string
 			Query string `json:"query"` // a common slip; accepted
 		}
 		if perr := parseArgs(args, &in); perr != nil {
-			out, status = errorJSON{perr.Error()}, StatusError
+			out, status = encode(errorJSON{perr.Error()}), StatusError
 			break
 		}
 		if in.SQL == "" {
 			in.SQL = in.Query
 		}
-		out, status, err = a.runSQL(ctx, st, in.SQL)
+		v, st, err := a.runSQL(ctx, res, in.SQL)
 		if err != nil {
 			return "", err
 		}
+		out, status = encode(v), st
 	default:
-		out, status = errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}, StatusError
+		out, status = encode(errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}), StatusError
 	}
-	st.res.Trace = append(st.res.Trace, Step{Tool: name, Args: args, Status: status})
+	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: status})
 	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
 		slog.String("status", status), slog.Int("args_bytes", len(args)))
-	b, merr := json.Marshal(out)
-	if merr != nil { // only a value json cannot encode; sanitize should have caught it
-		b, _ = json.Marshal(errorJSON{"the result could not be encoded as JSON: " + merr.Error()})
+	return out, nil
+}
+
+// encode returns v as JSON, or a JSON error if json cannot encode it (which
+// sanitizeRow should prevent).
+func encode(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(errorJSON{"the result could not be encoded as JSON: " + err.Error()})
 	}
-	return string(b), nil
+	return string(b)
 }
 
 // parseArgs decodes a tool call's arguments into v. An empty string counts
@@ -128,7 +135,16 @@ type tableJSON struct {
 	Name  string `json:"name"`
 	Kind  string `json:"kind"`
 	About string `json:"about,omitempty"`
-	Rows  int64  `json:"rows"`
+	Rows  *int64 `json:"rows,omitempty"` // nil when roconn could not count them
+}
+
+func tableOf(o roconn.Object) tableJSON {
+	t := tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About)}
+	if o.RowCount >= 0 {
+		n := o.RowCount
+		t.Rows = &n
+	}
+	return t
 }
 
 type columnJSON struct {
@@ -161,76 +177,61 @@ func kind(o roconn.Object) string {
 	return "table"
 }
 
-func (a *Agent) listTables() any {
-	objs := a.db.Objects()
+// describeObjects encodes the answers of list_tables and describe_table for
+// objs, once: they depend on nothing else.
+func (a *Agent) describeObjects(objs []roconn.Object) {
 	ts := make([]tableJSON, len(objs))
+	names := make([]string, len(objs))
+	a.described = make(map[string]string, len(objs))
 	for i, o := range objs {
-		ts[i] = tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About), Rows: o.RowCount}
+		ts[i] = tableOf(o)
+		names[i] = o.Name
+		d := describeJSON{
+			tableJSON: ts[i],
+			Columns:   make([]columnJSON, len(o.Columns)),
+			Sample:    sampleJSON{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
+		}
+		for j, c := range o.Columns {
+			d.Columns[j] = columnJSON{Name: c.Name, Type: c.Type, Meaning: oneLine(c.Meaning)}
+			d.Sample.Columns[j] = c.Name
+		}
+		for _, fk := range o.Foreign {
+			d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
+		}
+		for _, r := range o.Sample {
+			d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
+		}
+		a.described[o.Name] = encode(d)
 	}
-	return struct {
+	a.tables = encode(struct {
 		Tables []tableJSON `json:"tables"`
-	}{ts}
+	}{ts})
+	a.names = strings.Join(names, ", ")
 }
 
-// describe answers describe_table from the Querier's precomputed Objects.
-// A name that is not exposed gets the same answer whether or not such a
-// table exists, so the model learns nothing about hidden tables.
-func (a *Agent) describe(name string) (any, string) {
-	o, ok := a.lookup(name)
-	if !ok {
-		objs := a.db.Objects()
-		names := make([]string, len(objs))
-		for i, o := range objs {
-			names[i] = o.Name
-		}
-		return errorJSON{fmt.Sprintf("unknown table: %s; the tables you may read are: %s",
-			clip(name, 64), strings.Join(names, ", "))}, StatusError
+// describe answers describe_table. A name that is not exposed gets the same
+// answer whether or not such a table exists, so the model learns nothing
+// about hidden tables. The name's case, quotes and a "main." schema prefix
+// are forgiven.
+func (a *Agent) describe(name string) (string, string) {
+	n := strings.Trim(strings.TrimSpace(name), "\"`[]'")
+	if len(n) > 5 && strings.EqualFold(n[:5], "main.") {
+		n = n[5:]
 	}
-	d := describeJSON{
-		tableJSON: tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About), Rows: o.RowCount},
-		Columns:   make([]columnJSON, len(o.Columns)),
-		Sample:    sampleJSON{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
-	}
-	for i, c := range o.Columns {
-		d.Columns[i] = columnJSON{Name: c.Name, Type: c.Type, Meaning: oneLine(c.Meaning)}
-		d.Sample.Columns[i] = c.Name
-	}
-	for _, fk := range o.Foreign {
-		d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
-	}
-	for _, r := range o.Sample {
-		d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
-	}
-	return d, StatusOK
-}
-
-// lookup finds an exposed object by name, forgiving case, quotes and a
-// "main." schema prefix.
-func (a *Agent) lookup(name string) (roconn.Object, bool) {
-	name = strings.Trim(strings.TrimSpace(name), "\"`[]'")
-	if len(name) > 5 && strings.EqualFold(name[:5], "main.") {
-		name = name[5:]
-	}
-	if name == "" {
-		return roconn.Object{}, false
-	}
-	if o, ok := a.db.Object(name); ok {
-		return o, true
-	}
-	for _, o := range a.db.Objects() {
-		if strings.EqualFold(o.Name, name) {
-			return o, true
+	if o, ok := a.db.Object(n); ok { // roconn's lookup ignores case
+		if d, ok := a.described[o.Name]; ok {
+			return d, StatusOK
 		}
 	}
-	return roconn.Object{}, false
+	return encode(errorJSON{fmt.Sprintf("unknown table: %s; the tables you may read are: %s",
+		clip(name, 64), a.names)}), StatusError
 }
 
 // runSQL passes sql through the guard and then the Querier, records the
 // Statement, and returns what the model is told. It returns an error only
 // when ctx has ended.
-func (a *Agent) runSQL(ctx context.Context, st *run, sql string) (any, string, error) {
+func (a *Agent) runSQL(ctx context.Context, res *Result, sql string) (any, string, error) {
 	sql = strings.TrimSpace(sql)
-	res := st.res
 	record := func(s Statement) { res.Statements = append(res.Statements, s) }
 	if sql == "" { // an argument error, like bad JSON: no statement to record
 		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, StatusError, nil
@@ -267,9 +268,10 @@ func sqlError(err error) string {
 	return clip(s, 500)
 }
 
-// rowsForModel builds run_sql's JSON result. Rows are shown to the model up
-// to maxToolBytes, long strings are clipped, and a note says what was left
-// out; row_count is always the full count.
+// rowsForModel builds run_sql's JSON result. The first row is always shown
+// (its long strings clipped, as in every row), and the next ones while they
+// fit in maxToolBytes; a note says what was left out. row_count is always
+// the number of rows the statement returned (at most the row cap).
 func rowsForModel(cols []string, rows [][]any, truncated bool) rowsJSON {
 	out := rowsJSON{Columns: cols, RowCount: len(rows), Truncated: truncated}
 	if out.Columns == nil {
@@ -277,13 +279,11 @@ func rowsForModel(cols []string, rows [][]any, truncated bool) rowsJSON {
 	}
 	out.Rows = make([][]any, 0, len(rows))
 	size := 0
-	for _, r := range rows {
+	for i, r := range rows {
 		sr := sanitizeRow(r)
-		if len(rows) > 1 { // always show a lone row, however wide
-			size += rowSize(sr)
-			if size > maxToolBytes {
-				break
-			}
+		size += rowSize(sr)
+		if i > 0 && size > maxToolBytes { // the first row is shown however wide
+			break
 		}
 		out.Rows = append(out.Rows, sr)
 	}
@@ -309,9 +309,9 @@ func rowSize(r []any) int {
 	return n
 }
 
-// sanitizeRow returns a copy of r that json can encode and that does not
-// flood the model: NaN and infinities become strings, long strings are
-// clipped, and byte slices become text.
+// sanitizeRow returns a copy of r (whose values are roconn's: nil, int64,
+// float64 or string) that json can encode and that does not flood the model:
+// NaN and infinities become strings and long strings are clipped.
 func sanitizeRow(r []any) []any {
 	out := make([]any, len(r))
 	for i, v := range r {
@@ -324,8 +324,6 @@ func sanitizeRow(r []any) []any {
 			out[i] = v
 		case string:
 			out[i] = clipValue(v)
-		case []byte:
-			out[i] = clipValue(string(v))
 		default:
 			out[i] = v
 		}

@@ -60,7 +60,7 @@ type Result struct {
 	Rows       [][]any     // its rows (at most the row cap)
 	Truncated  bool        // rows were cut at the cap
 	Steps      int         // model calls made
-	Provider   string      // which provider served the final call (e.g. "openai:gpt-4o-mini@https://…"), or "recorded"
+	Provider   string      // which provider served the final call, as "model@host" (e.g. "gpt-4o-mini@api.openai.com"), or "recorded" (RecordedProvider)
 	Elapsed    time.Duration
 	Tokens     Usage
 	Outcome    Outcome

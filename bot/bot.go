@@ -38,18 +38,19 @@ const (
 	DefaultMaxQuestionChars = 500
 	DefaultMaxConcurrent    = 4
 	DefaultDrainTimeout     = 30 * time.Second
+	DefaultAnswerTimeout    = 3 * time.Minute
 )
 
 // Tunables that are not settings.
 const (
 	workingReaction  = "hourglass_flowing_sand" // on a question while it is worked on
-	slackCallTimeout = 20 * time.Second         // one Web API call
+	slackCallTimeout = 20 * time.Second         // one HTTP request to Slack (the HTTP client's timeout)
 	rateLimitRetries = 2                        // retries of a Web API call answered 429
 	maxRetryAfter    = 30 * time.Second         // longest Retry-After honoured
 	healthTimeout    = 3 * time.Second          // the Health func
-	afterDrainGrace  = 5 * time.Second          // time for the last messages once a drain timed out
+	afterDrainGrace  = 5 * time.Second          // at most, time for the last messages once a drain timed out
 	seenTTL          = time.Hour                // Slack retries within minutes
-	seenSize         = 20000                    // event ids and messages remembered
+	seenSize         = 20000                    // messages remembered
 )
 
 // An Answerer answers one question. *agent.Agent implements it: Ask returns
@@ -82,26 +83,43 @@ type Config struct {
 	MaxQuestionChars int // characters per question
 	MaxConcurrent    int // questions worked on at once; the rest wait in arrival order
 
+	// AnswerTimeout bounds the work on one question, from the moment it
+	// leaves the queue; past it the answer is cancelled and the user is told
+	// it took too long.
+	AnswerTimeout time.Duration
+
 	// DrainTimeout bounds how long Run waits for answers in progress once
-	// its ctx is cancelled; those still running then are cancelled.
+	// its ctx is cancelled; those still running then are cancelled, and the
+	// messages saying so get a grace of at most 5 s (never more than
+	// DrainTimeout itself) before every Slack call still waiting is
+	// cancelled too.
 	DrainTimeout time.Duration
 
-	// Tables returns the text for `/sqlbot tables`: what can be asked about,
-	// as Slack mrkdwn. It is called once per request and should be cheap.
-	// Nil: the command says the list is not available.
-	Tables func() string
+	// Tables returns what `/sqlbot tables` lists: what can be asked about.
+	// It is called once per request and should be cheap. Nil (or an empty
+	// list): the command says the list is not available.
+	Tables func() []Table
 
 	// Health reports whether the bot can answer (for example, that the
 	// database is readable); /healthz calls it. Nil counts as healthy.
 	Health func(context.Context) error
 
-	// Failovers reports how many times a question moved to the next model
-	// provider since start, for sqlbot_provider_failovers_total. Nil: 0.
+	// Failovers reports how many model calls moved on from a failing
+	// provider to the next since start, for sqlbot_provider_failovers_total.
+	// Nil: 0.
 	Failovers func() int64
 
 	// GuardRefusals reports the guard's refusals since start by rule name
 	// (guard.Guard.Refusals), for sqlbot_guard_refusals_total{rule}. Nil: none.
 	GuardRefusals func() map[string]int64
+}
+
+// A Table is one table or view that questions can be about, as listed by
+// `/sqlbot tables`. The bot escapes Name and About for Slack.
+type Table struct {
+	Name  string
+	About string // what it holds, in words; may be empty
+	Rows  int64  // how many rows it has; < 0 when not known
 }
 
 // A Bot is the Slack app. Create it with New and start it with Run; Handler
@@ -113,24 +131,21 @@ type Bot struct {
 	log *slog.Logger
 	api *slack.Client
 	hc  *http.Client
-	now func() time.Time // tests substitute a clock
 	// apiHost is the host that response_url may point to besides Slack's.
 	apiHost string
 
-	limits     *limiter
-	seenEvents *seenSet // event_id of every event taken
-	seenMsgs   *seenSet // channel:ts of every question taken
-	mem        *memory
-	slots      *fifo
-	met        *metrics
-	eval       evalState
+	limits *limiter
+	seen   *seenSet // channel:ts of every message taken
+	mem    *memory
+	slots  *fifo
+	met    *metrics
+	eval   evalState
 
 	running   atomic.Bool
 	connected atomic.Bool
 	inflight  sync.WaitGroup // every goroutine Run starts; Add only on Run's goroutine
 
-	self    string // the bot's user id, from auth.test at the start of Run
-	selfBot string // the bot's bot id
+	self string // the bot's user id, from auth.test at the start of Run
 }
 
 // New checks cfg, fills in its defaults and returns a Bot that answers with
@@ -181,6 +196,9 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	if cfg.AnswerTimeout <= 0 {
+		cfg.AnswerTimeout = DefaultAnswerTimeout
+	}
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
@@ -191,8 +209,10 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 		rep:     rep,
 		log:     lg,
 		hc:      hc,
-		now:     time.Now,
 		apiHost: apiHost,
+		limits:  newLimiter(time.Now, cfg.RatePerMinute, cfg.RatePerDay, cfg.GlobalPerDay),
+		seen:    newSeenSet(time.Now, seenTTL, seenSize),
+		mem:     newMemory(time.Now),
 		slots:   newFIFO(cfg.MaxConcurrent),
 		api: slack.New(cfg.BotToken,
 			slack.OptionAppLevelToken(cfg.AppToken),
@@ -200,27 +220,20 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 			slack.OptionHTTPClient(hc),
 		),
 	}
-	b.setClock(time.Now)
 	b.met = newMetrics(b)
 	return b, nil
-}
-
-// setClock makes the bot's limits and memories use now (tests use it).
-func (b *Bot) setClock(now func() time.Time) {
-	b.now = now
-	b.limits = newLimiter(now, b.cfg.RatePerMinute, b.cfg.RatePerDay, b.cfg.GlobalPerDay)
-	b.seenEvents = newSeenSet(now, seenTTL, seenSize)
-	b.seenMsgs = newSeenSet(now, seenTTL, seenSize)
-	b.mem = newMemory(now)
 }
 
 // Run connects to Slack over Socket Mode and answers until ctx is cancelled.
 // Then it stops taking questions (the socket is closed, so that Slack
 // redelivers anything not yet acknowledged to the next instance), waits up
 // to DrainTimeout for the questions already taken, which are answered and
-// posted, and returns nil. It returns an error if the bot token does not
-// work (auth.test) or the connection fails for good (for example, a revoked
-// app token). Run may be called once.
+// posted, and returns nil. Past DrainTimeout it cancels the answers still
+// running, and after a short grace for the messages saying so, every Slack
+// call still waiting; it returns once every goroutine it started has ended.
+// It returns an error if the bot token does not work (auth.test) or the
+// connection fails for good (for example, a revoked app token). Run may be
+// called once.
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.running.CompareAndSwap(false, true) {
 		return errors.New("bot: Run called twice")
@@ -229,12 +242,12 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bot: auth.test: %w", err)
 	}
-	b.self, b.selfBot = auth.UserID, auth.BotID
+	b.self = auth.UserID
 	b.log.InfoContext(ctx, "bot: starting", "bot_user", b.self, "team", auth.TeamID,
 		"slash_command", b.cfg.SlashCommand, "max_concurrent", b.cfg.MaxConcurrent)
 
 	s := newSession(ctx, b)
-	defer s.stopWork()
+	defer s.stopBase() // also stops work
 	smErr := make(chan error, 1)
 	go func() { smErr <- s.sm.RunContext(s.smCtx) }()
 
@@ -270,7 +283,9 @@ loop:
 }
 
 // drain waits for the goroutines Run started: up to DrainTimeout, then it
-// cancels the work still running and gives the last messages a short grace.
+// cancels the work still running and gives the last messages a short grace,
+// then it cancels every Slack call still waiting and waits for the
+// goroutines to end, which they do promptly since every call honours its ctx.
 func (b *Bot) drain(ctx context.Context, s *session) {
 	done := make(chan struct{})
 	go func() { b.inflight.Wait(); close(done) }()
@@ -285,13 +300,16 @@ func (b *Bot) drain(ctx context.Context, s *session) {
 	}
 	b.log.WarnContext(ctx, "bot: drain timed out; cancelling answers in progress")
 	s.stopWork()
-	grace := time.NewTimer(afterDrainGrace)
+	grace := time.NewTimer(min(afterDrainGrace, b.cfg.DrainTimeout))
 	defer grace.Stop()
 	select {
 	case <-done:
+		return
 	case <-grace.C:
-		b.log.ErrorContext(ctx, "bot: answers still running after the drain; leaving them")
 	}
+	b.log.ErrorContext(ctx, "bot: messages still being sent after the grace; cancelling them")
+	s.stopBase()
+	<-done
 }
 
 // Handler serves GET /healthz (200 "ok" when the socket is connected and

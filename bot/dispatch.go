@@ -17,18 +17,21 @@ type session struct {
 	smCtx      context.Context // the socket; cancelled first on shutdown
 	stopSocket context.CancelFunc
 
-	// base keeps Run's ctx values but not its cancellation: Slack calls made
-	// while draining (posting the last answers) use it, each with a timeout.
-	base context.Context
+	// base keeps Run's ctx values but not its cancellation, so that Slack
+	// calls made while draining (posting the last answers) still run. It is
+	// cancelled when the grace after a timed-out drain ends (or Run returns).
+	base     context.Context
+	stopBase context.CancelFunc
 
-	// work is for answers and evaluations; it is cancelled only when the
-	// drain times out (or Run returns).
+	// work is for answers and evaluations, within base; it is cancelled when
+	// the drain times out (or Run returns).
 	work     context.Context
 	stopWork context.CancelFunc
 }
 
 func newSession(ctx context.Context, b *Bot) *session {
-	s := &session{base: context.WithoutCancel(ctx)}
+	s := &session{}
+	s.base, s.stopBase = context.WithCancel(context.WithoutCancel(ctx))
 	s.smCtx, s.stopSocket = context.WithCancel(ctx)
 	s.work, s.stopWork = context.WithCancel(s.base)
 	s.sm = socketmode.New(b.api, socketmode.OptionLog(discardLogger{}))
@@ -113,7 +116,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	var q question
 	switch ev := api.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
-		q, ok = fromMention(ev, eventID, b.self, b.selfBot)
+		q, ok = fromMention(ev, eventID, b.self)
 	case *slackevents.MessageEvent:
 		q, ok = fromDM(ev, eventID, b.self)
 	default:
@@ -126,37 +129,40 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	if evt.Request != nil {
 		retry = evt.Request.RetryAttempt
 	}
-	// One reply per question: Slack redelivers an event under a new envelope
-	// with the same event_id, and a mention in a DM can arrive both as
-	// app_mention and as message.im, with different event_ids.
-	if !b.seenEvents.firstTime(eventID) {
-		b.log.InfoContext(ctx, "bot: duplicate event ignored", "event_id", eventID, "retry_attempt", retry)
-		return
-	}
-	if !b.seenMsgs.firstTime(q.Channel + ":" + q.TS) {
-		b.log.InfoContext(ctx, "bot: message already taken", "event_id", eventID, "channel", q.Channel, "ts", q.TS)
+	attrs := append(logAttrs(q), slog.Int("retry_attempt", retry))
+	// One reply per message: Slack redelivers an event under a new envelope
+	// (same event_id, same message), and a mention in a DM arrives both as
+	// app_mention and as message.im (two event_ids, one message). The
+	// message's channel:ts covers both.
+	if !b.seen.firstTime(q.Channel + ":" + q.TS) {
+		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}
 	b.met.questions.Inc()
-	attrs := []any{"event_id", eventID, "kind", q.Kind, "channel", q.Channel, "user", q.User, "ts", q.TS, "chars", q.Chars, "retry_attempt", retry}
+	// Every message the bot would reply to counts against the limits, an
+	// empty or too long one too, and a user over a limit is told once per
+	// window: a user sending many messages gets a bounded number of posts.
+	if v := b.limits.allow(q.User); v.Limit != limitNone {
+		b.met.rateLimited.WithLabelValues(string(v.Limit)).Inc()
+		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question limited", append(attrs,
+			slog.String("limit", string(v.Limit)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)
+		if v.Tell {
+			b.goNotice(s, q, limitText(v))
+		}
+		return
+	}
 	if q.Text == "" {
-		b.log.InfoContext(ctx, "bot: empty question; sending help", attrs...)
+		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: empty question; sending help", attrs...)
 		b.goNotice(s, q, b.helpText())
 		return
 	}
 	if max := b.cfg.MaxQuestionChars; max > 0 && q.Chars > max {
 		b.met.rateLimited.WithLabelValues(string(limitLength)).Inc()
-		b.log.InfoContext(ctx, "bot: question too long", attrs...)
-		b.goNotice(s, q, limitText(verdict{Limit: limitLength}, q.Chars, max))
+		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question too long", attrs...)
+		b.goNotice(s, q, lengthText(q.Chars, max))
 		return
 	}
-	if v := b.limits.allow(q.User); v.Limit != limitNone {
-		b.met.rateLimited.WithLabelValues(string(v.Limit)).Inc()
-		b.log.InfoContext(ctx, "bot: question limited", append(attrs, "limit", string(v.Limit), "wait", v.Wait)...)
-		b.goNotice(s, q, limitText(v, q.Chars, b.cfg.MaxQuestionChars))
-		return
-	}
-	b.log.InfoContext(ctx, "bot: question taken", append(attrs, "queued", b.slots.queued())...)
+	b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question taken", append(attrs, slog.Int("queued", b.slots.queued()))...)
 	slot := b.slots.reserve() // in arrival order, on this goroutine
 	b.inflight.Add(1)
 	go func() {
@@ -171,7 +177,7 @@ func (b *Bot) goNotice(s *session, q question, mrkdwn string) {
 	go func() {
 		defer b.inflight.Done()
 		if _, err := b.post(s.base, q.Channel, q.ThreadTS, renderNotice(mrkdwn)); err != nil {
-			b.log.WarnContext(s.base, "bot: post notice failed", "event_id", q.EventID, "channel", q.Channel, "err", err)
+			b.log.LogAttrs(s.base, slog.LevelWarn, "bot: post notice failed", append(logAttrs(q), slog.Any("err", err))...)
 		}
 	}()
 }

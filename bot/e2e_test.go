@@ -139,7 +139,13 @@ func start(t *testing.T, ans *fakeAnswerer, o options) *harness {
 		AppToken: s.AppToken(),
 		BotToken: s.BotToken(),
 		APIURL:   strings.TrimSuffix(s.URL, "/"), // New must add the "/" slack-go needs
-		Tables:   func() string { return "• `orders`: one row per order line" },
+		Tables: func() []bot.Table {
+			return []bot.Table{
+				{Name: "orders", About: "one row per order line", Rows: 12345},
+				{Name: "notes", About: "free text <!channel> & more", Rows: 1},
+				{Name: "events", Rows: -1},
+			}
+		},
 	}
 	if o.cfg != nil {
 		o.cfg(&cfg)
@@ -477,26 +483,17 @@ func TestRedeliveryAnsweredOnce(t *testing.T) {
 	if _, err := h.s.WaitAck(h.ctx(), retry); err != nil {
 		t.Fatal("the redelivered envelope was not acknowledged:", err)
 	}
+	// The retry really was a redelivery: the same event under a new envelope.
+	if sent := h.s.Sent(); len(sent) != 2 || sent[1].EnvelopeID != retry || sent[1].RetryAttempt != 1 ||
+		sent[1].EventID == "" || sent[1].EventID != sent[0].EventID {
+		t.Fatalf("envelopes sent = %+v, want the event and its redelivery (retry_attempt 1, same event_id)", sent)
+	}
 	h.waitMessages(1)
 	if posted := h.postedAfterStop(); len(posted) != 1 {
 		t.Errorf("%d replies to one redelivered event, want 1", len(posted))
 	}
 	if n := len(ans.requests()); n != 1 {
 		t.Errorf("Answerer called %d times, want 1", n)
-	}
-}
-
-func TestRedeliveryAfterLateAck(t *testing.T) {
-	// Slack redelivers when an ack is late; with the fake's automatic
-	// redelivery the bot must still answer once.
-	ans := newFakeAnswerer()
-	h := start(t, ans, options{slack: []slacktest.Option{slacktest.RedeliverUnacked(50 * time.Millisecond)}})
-	h.send(slacktest.MentionEvent(channel, user, "once please", "1700001000.001000", ""))
-	h.send(slacktest.EventSpec{Type: "app_mention", Channel: channel, User: user, Text: "<@UBOT> same event", TS: "1700001000.001001", EventID: "Ev0SAME"})
-	h.send(slacktest.EventSpec{Type: "app_mention", Channel: channel, User: user, Text: "<@UBOT> same event", TS: "1700001000.001001", EventID: "Ev0SAME", RetryAttempt: 1, RetryReason: "timeout"})
-	h.waitMessages(2)
-	if posted := h.postedAfterStop(); len(posted) != 2 {
-		t.Errorf("%d replies, want 2 (one per question)", len(posted))
 	}
 }
 
@@ -555,7 +552,7 @@ func TestManyMentionsAtOnce(t *testing.T) {
 			continue
 		}
 		seen[m.ThreadTS] = true
-		if got := text(t, m); !strings.Contains(got, "You asked: "+q+"\n") && !strings.HasPrefix(got, "You asked: "+q+"\n") {
+		if got := text(t, m); !strings.Contains(got, "You asked: "+q+"\n") {
 			t.Errorf("thread %s (%q) got reply %q", m.ThreadTS, q, got)
 		}
 	}
@@ -636,8 +633,8 @@ func TestLimits(t *testing.T) {
 	}
 	long := strings.Repeat("how many orders? ", 588) + "and now?" // 10,004 characters
 	h.send(slacktest.MentionEvent(channel, "U0BOB", long, "1700005100.000001", ""))
-	posted := h.waitMessages(4)
-	posted = h.postedAfterStop()
+	h.waitMessages(4)
+	posted := h.postedAfterStop()
 	var limited, tooLong slacktest.Message
 	for _, m := range posted {
 		switch m.ThreadTS {
@@ -737,6 +734,15 @@ func TestRateLimitedPostIsRetried(t *testing.T) {
 	h.s.RateLimitNext("chat.postMessage", time.Second)
 	h.send(slacktest.MentionEvent(channel, user, "q", "1700007100.000100", ""))
 	h.waitMessages(1)
+	var posts []string
+	for _, c := range h.s.Calls() {
+		if c.Method == "chat.postMessage" {
+			posts = append(posts, c.Error)
+		}
+	}
+	if !slices.Equal(posts, []string{"ratelimited", ""}) {
+		t.Errorf("chat.postMessage calls ended %q, want a rate-limited call, then a successful retry", posts)
+	}
 }
 
 // fakeReporter has no report until Run has made one.
@@ -814,7 +820,7 @@ func TestSlashHelpTablesUnknown(t *testing.T) {
 	for i, tt := range []struct{ text, want string }{
 		{"help", "Ask me about the data"},
 		{"", "Ask me about the data"},
-		{"tables", "`orders`: one row per order line"},
+		{"tables", "*What I can read:*\n• `orders` (12,345 rows): one row per order line\n• `notes` (1 row): free text &lt;!channel&gt; &amp; more\n• `events` (rows not counted)"},
 		{"frobnicate <!channel>", "I don't know `frobnicate`"},
 	} {
 		if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/askdb", Text: tt.text, UserID: user, ChannelID: channel}); err != nil {
@@ -827,6 +833,9 @@ func TestSlashHelpTablesUnknown(t *testing.T) {
 		}
 		if strings.Contains(got, "<!channel>") {
 			t.Errorf("/askdb %s: reply pings the channel", tt.text)
+		}
+		if tt.text == "tables" && strings.Count(got, "What I can read") != 2 { // once in the fallback, once in the blocks
+			t.Errorf("/askdb tables: the heading is not there exactly once per part:\n%s", got)
 		}
 		if tt.text == "help" && !strings.Contains(got, "/askdb tables") {
 			t.Errorf("help does not use the configured command name: %q", got)
@@ -953,5 +962,208 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 	if code, body := get(t, srv, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not connected") {
 		t.Errorf("/healthz after Run returned = %d %q, want 503 not connected", code, body)
+	}
+}
+
+// A reply meant for one person (help, tables, an unknown subcommand) stays
+// private when its response_url fails: it is not posted in the channel.
+func TestSlashEphemeralStaysPrivateWhenResponseURLFails(t *testing.T) {
+	h := start(t, newFakeAnswerer(), options{})
+	h.s.FailNext("response_url", "expired_url")
+	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "help", UserID: user, ChannelID: channel}); err != nil {
+		t.Fatal(err)
+	}
+	m := h.waitMessages(1)[0]
+	if m.Method != "chat.postEphemeral" || m.User != user || m.Channel != channel || !strings.Contains(text(t, m), "Ask me about the data") {
+		t.Errorf("after a failed response_url, help went by %s to %q in %s; want chat.postEphemeral to %s in %s", m.Method, m.User, m.Channel, user, channel)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range h.s.Messages() {
+		if m.Method == "chat.postMessage" {
+			t.Errorf("a private reply was posted in the channel: %q", text(t, m))
+		}
+	}
+}
+
+// A user who keeps writing past a limit is told once per window, and empty
+// mentions count like questions, so that a spammer gets a bounded number of
+// posts.
+func TestLimitNoticeOncePerWindow(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.RatePerMinute = 1 }})
+	var envs []string
+	for i := range 6 {
+		envs = append(envs, h.send(slacktest.MentionEvent(channel, user, fmt.Sprintf("q%d", i), fmt.Sprintf("1700009000.%06d", i+1), "")))
+	}
+	for i := range 6 {
+		envs = append(envs, h.send(slacktest.MentionEvent(channel, "U0BOB", "", fmt.Sprintf("1700009100.%06d", i+1), "")))
+	}
+	for _, env := range envs {
+		if _, err := h.s.WaitAck(h.ctx(), env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	posted := h.postedAfterStop()
+	var answers, helps, notices int
+	for _, m := range posted {
+		got := text(t, m)
+		switch {
+		case strings.Contains(got, "You asked:"):
+			answers++
+		case strings.Contains(got, "Ask me about the data"):
+			helps++
+		case strings.Contains(got, "in the last minute"):
+			notices++
+		default:
+			t.Errorf("unexpected reply %q", got)
+		}
+	}
+	if answers != 1 || helps != 1 || notices != 2 || len(posted) != 4 {
+		t.Errorf("12 messages from 2 users over a limit of 1 a minute: %d answers, %d helps, %d limit notices (%d posts); want 1, 1, 2",
+			answers, helps, notices, len(posted))
+	}
+	if n := len(ans.requests()); n != 1 {
+		t.Errorf("Answerer called %d times, want 1", n)
+	}
+}
+
+// Once the drain has timed out and the grace is over, Run cancels the Slack
+// calls still waiting (here on a 30 s Retry-After) and returns only when
+// every goroutine it started has ended: nothing runs after Run returns.
+func TestShutdownCancelsSlackCallsAfterGrace(t *testing.T) {
+	ans := newFakeAnswerer()
+	ans.gate = make(chan struct{}) // never opened: the answer only ends when cancelled
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.DrainTimeout = 200 * time.Millisecond; c.MaxConcurrent = 1 }})
+	h.send(slacktest.MentionEvent(channel, user, "stuck", "1700006200.000100", ""))
+	h.send(slacktest.MentionEvent(channel, user, "queued behind it", "1700006200.000200", ""))
+	<-ans.started
+	if _, err := h.s.WaitReactions(h.ctx(), 2); err != nil { // both hourglasses are on
+		t.Fatal(err)
+	}
+	h.s.RateLimitNext("chat.postMessage", 30*time.Second)
+	h.s.RateLimitNext("chat.postMessage", 30*time.Second)
+	began := time.Now()
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run returned %v, want nil", err)
+	}
+	if d := time.Since(began); d > 3*time.Second {
+		t.Errorf("Run took %v to return with a 200ms drain timeout", d)
+	}
+	logs := h.logs.String()
+	for _, ts := range []string{"1700006200.000100", "1700006200.000200"} {
+		found := false
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, ts) && strings.Contains(line, "post") && strings.Contains(line, "failed") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("when Run returned, the post for %s had not ended (no failure logged):\n%s", ts, logs)
+		}
+	}
+}
+
+// When Slack refuses a reply (not a 429), the user still gets one: the fixed
+// failure sentence.
+func TestRefusedReplyGetsFailureMessage(t *testing.T) {
+	h := start(t, newFakeAnswerer(), options{})
+	h.s.FailNext("chat.postMessage", "msg_blocks_too_long")
+	h.send(slacktest.MentionEvent(channel, user, "q", "1700007200.000100", ""))
+	m := h.waitMessages(1)[0]
+	if got := text(t, m); !strings.Contains(got, "something went wrong on my side") || m.ThreadTS != "1700007200.000100" {
+		t.Errorf("after a refused reply, got %q in thread %q; want the failure sentence in the question's thread", got, m.ThreadTS)
+	}
+	if posted := h.postedAfterStop(); len(posted) != 1 {
+		t.Errorf("%d replies, want 1", len(posted))
+	}
+	var posts []string
+	for _, c := range h.s.Calls() {
+		if c.Method == "chat.postMessage" {
+			posts = append(posts, c.Error)
+		}
+	}
+	if !slices.Equal(posts, []string{"msg_blocks_too_long", ""}) {
+		t.Errorf("chat.postMessage calls ended %q, want the refused reply then the failure sentence", posts)
+	}
+}
+
+// A provider's own per-call timeout is a provider failure, not "too long".
+func TestProviderTimeoutIsProviderFailure(t *testing.T) {
+	ans := newFakeAnswerer()
+	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) {
+		return &agent.Result{Question: req.Question, Outcome: agent.Failed},
+			fmt.Errorf("agent: step 1: %w: openai: %w", agent.ErrNoProvider, context.DeadlineExceeded)
+	}
+	h := start(t, ans, options{})
+	h.send(slacktest.MentionEvent(channel, user, "q", "1700007300.000100", ""))
+	if got := text(t, h.waitMessages(1)[0]); !strings.Contains(got, "couldn't reach the language model") {
+		t.Errorf("reply after a provider timeout = %q, want the provider failure", got)
+	}
+}
+
+// An answer that runs past AnswerTimeout is cancelled, and the user is told
+// it took too long; the bot goes on answering.
+func TestAnswerTimeout(t *testing.T) {
+	ans := newFakeAnswerer()
+	ans.answer = func(ctx context.Context, req agent.Request) (*agent.Result, error) {
+		if req.Question != "slow" {
+			return echo(req.Question, 1), nil
+		}
+		<-ctx.Done() // an Answerer honours its ctx
+		return &agent.Result{Question: req.Question, Outcome: agent.Failed}, fmt.Errorf("agent: step 1: %w", ctx.Err())
+	}
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.AnswerTimeout = 100 * time.Millisecond }})
+	h.send(slacktest.MentionEvent(channel, user, "slow", "1700007400.000100", ""))
+	if got := text(t, h.waitMessages(1)[0]); !strings.Contains(got, "this took too long") {
+		t.Errorf("reply after the answer timeout = %q, want the timeout sentence", got)
+	}
+	h.send(slacktest.MentionEvent(channel, user, "fast", "1700007400.000200", ""))
+	if got := text(t, h.waitMessages(2)[1]); !strings.Contains(got, "You asked: fast") {
+		t.Errorf("next reply = %q, want the answer", got)
+	}
+}
+
+// emptyReporter has no report and makes an empty one.
+type emptyReporter struct{}
+
+func (emptyReporter) Latest(context.Context) (string, bool) { return "", false }
+func (emptyReporter) Run(context.Context) (string, error)   { return "", nil }
+
+// An evaluation that returns an empty report (and no error) has failed: the
+// failure goes only to the person who asked, and the log says why.
+func TestSlashEvalEmptyReport(t *testing.T) {
+	h := start(t, newFakeAnswerer(), options{rep: emptyReporter{}})
+	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
+		t.Fatal(err)
+	}
+	m := h.waitMessages(2)[1]
+	if got := text(t, m); !strings.Contains(got, "something went wrong on my side") || m.ResponseType != "ephemeral" {
+		t.Errorf("empty report: %s reply %q, want the failure sentence, ephemeral", m.ResponseType, got)
+	}
+	h.stop()
+	if !strings.Contains(h.logs.String(), "empty report") {
+		t.Errorf("the log does not say the report was empty:\n%s", h.logs.String())
+	}
+}
+
+// A mention in a DM arrives twice, as app_mention and as message.im, with
+// different event ids: it is answered once.
+func TestDMMentionArrivingTwiceAnsweredOnce(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{})
+	const dm, ts = "D0ANN", "1700001400.001400"
+	h.send(slacktest.MentionEvent(dm, user, "how many?", ts, ""))
+	h.send(slacktest.DMEvent(dm, user, "<@UBOT> how many?", ts))
+	h.waitMessages(1)
+	if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Acks()) >= 2 }); err != nil {
+		t.Fatal(err)
+	}
+	if posted := h.postedAfterStop(); len(posted) != 1 {
+		t.Errorf("%d replies to one DM mention delivered twice, want 1", len(posted))
+	}
+	if n := len(ans.requests()); n != 1 {
+		t.Errorf("Answerer called %d times, want 1", n)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // A question is one message for the bot, taken from an event.
 type question struct {
 	EventID  string
-	Kind     string // "mention" or "dm", for logs and metrics
+	Kind     string // "mention" or "dm", for logs
 	User     string
 	Channel  string
 	TS       string // the question message, for the reaction
@@ -23,9 +23,9 @@ type question struct {
 }
 
 // fromMention makes a question of an app_mention. ok is false for events the
-// bot must not answer: from a bot, from itself, edited or empty of a user.
-func fromMention(ev *slackevents.AppMentionEvent, eventID, self, selfBot string) (question, bool) {
-	if ev.BotID != "" || ev.User == "" || ev.User == self || (selfBot != "" && ev.BotID == selfBot) || ev.Edited != nil {
+// bot must not answer: from a bot (itself included), edited or empty of a user.
+func fromMention(ev *slackevents.AppMentionEvent, eventID, self string) (question, bool) {
+	if ev.BotID != "" || ev.User == "" || ev.User == self || ev.Edited != nil {
 		return question{}, false
 	}
 	thread := ev.ThreadTimeStamp

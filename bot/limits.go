@@ -22,8 +22,9 @@ const day = 24 * time.Hour
 
 // A limiter counts accepted questions in sliding windows, so that it can say
 // exactly when a limit resets. It keeps at most one timestamp per question
-// accepted in the last 24 h, which the global limit bounds. A limit ≤ 0 is
-// off. It is safe for concurrent use.
+// accepted in the last 24 h, which the global limit bounds, and per user
+// turned away, until when they know it. A limit ≤ 0 is off. It is safe for
+// concurrent use.
 type limiter struct {
 	now                         func() time.Time
 	perMinute, perDay, perGlobe int
@@ -31,11 +32,13 @@ type limiter struct {
 	mu     sync.Mutex
 	users  map[string][]time.Time // accepted questions per user, oldest first, within 24 h
 	global []time.Time            // accepted questions, oldest first, within 24 h
+	told   map[string]time.Time   // per user turned away: the end of the wait they were told
 	calls  int                    // allow calls since the last sweep of idle users
 }
 
 func newLimiter(now func() time.Time, perMinute, perDay, global int) *limiter {
-	return &limiter{now: now, perMinute: perMinute, perDay: perDay, perGlobe: global, users: make(map[string][]time.Time)}
+	return &limiter{now: now, perMinute: perMinute, perDay: perDay, perGlobe: global,
+		users: make(map[string][]time.Time), told: make(map[string]time.Time)}
 }
 
 // A verdict is the limiter's answer for one question.
@@ -43,10 +46,14 @@ type verdict struct {
 	Limit limit         // limitNone: accepted (and counted)
 	Count int           // the limit's number, for the message
 	Wait  time.Duration // until the question would be accepted
+	// Tell is set on the first refusal of a user within a wait: the user
+	// should be told once, and not again until that wait is over.
+	Tell bool
 }
 
 // allow counts a question from user if no limit stops it, and otherwise says
-// which limit did and for how long. A refused question is not counted.
+// which limit did, for how long, and whether to tell the user. A refused
+// question is not counted.
 func (l *limiter) allow(user string) verdict {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -57,30 +64,40 @@ func (l *limiter) allow(user string) verdict {
 	}
 	times := trim(l.users[user], now.Add(-day))
 	l.global = trim(l.global, now.Add(-day))
-	if l.perMinute > 0 {
-		recent := times[firstAfter(times, now.Add(-time.Minute)):]
-		if len(recent) >= l.perMinute {
-			return verdict{limitMinute, l.perMinute, recent[len(recent)-l.perMinute].Add(time.Minute).Sub(now)}
-		}
+	recent := times[firstAfter(times, now.Add(-time.Minute)):]
+	var v verdict
+	switch {
+	case l.perMinute > 0 && len(recent) >= l.perMinute:
+		v = verdict{Limit: limitMinute, Count: l.perMinute, Wait: recent[len(recent)-l.perMinute].Add(time.Minute).Sub(now)}
+	case l.perDay > 0 && len(times) >= l.perDay:
+		v = verdict{Limit: limitDay, Count: l.perDay, Wait: times[len(times)-l.perDay].Add(day).Sub(now)}
+	case l.perGlobe > 0 && len(l.global) >= l.perGlobe:
+		v = verdict{Limit: limitGlobal, Count: l.perGlobe, Wait: l.global[len(l.global)-l.perGlobe].Add(day).Sub(now)}
+	default:
+		l.users[user] = append(times, now)
+		l.global = append(l.global, now)
+		return verdict{}
 	}
-	if l.perDay > 0 && len(times) >= l.perDay {
-		return verdict{limitDay, l.perDay, times[len(times)-l.perDay].Add(day).Sub(now)}
+	if until, ok := l.told[user]; !ok || !now.Before(until) {
+		l.told[user] = now.Add(v.Wait)
+		v.Tell = true
 	}
-	if l.perGlobe > 0 && len(l.global) >= l.perGlobe {
-		return verdict{limitGlobal, l.perGlobe, l.global[len(l.global)-l.perGlobe].Add(day).Sub(now)}
-	}
-	l.users[user] = append(times, now)
-	l.global = append(l.global, now)
-	return verdict{}
+	return v
 }
 
-// sweep forgets users with nothing in the last 24 h.
+// sweep forgets users with nothing in the last 24 h, and refusals whose
+// wait is over.
 func (l *limiter) sweep(now time.Time) {
 	for u, times := range l.users {
 		if times = trim(times, now.Add(-day)); len(times) == 0 {
 			delete(l.users, u)
 		} else {
 			l.users[u] = times
+		}
+	}
+	for u, until := range l.told {
+		if !now.Before(until) {
+			delete(l.told, u)
 		}
 	}
 }
@@ -104,12 +121,15 @@ func firstAfter(times []time.Time, cutoff time.Time) int {
 	return len(times)
 }
 
-// limitText is the polite reply for a question that a limit turned away.
-func limitText(v verdict, chars, maxChars int) string {
+// lengthText is the polite reply for a question longer than maxChars.
+func lengthText(chars, maxChars int) string {
+	return fmt.Sprintf("Your question is %s characters long; I can take up to %s. Could you ask it more briefly?",
+		thousands(chars), thousands(maxChars))
+}
+
+// limitText is the polite reply for a question that a rate limit turned away.
+func limitText(v verdict) string {
 	switch v.Limit {
-	case limitLength:
-		return fmt.Sprintf("Your question is %s characters long; I can take up to %s. Could you ask it more briefly?",
-			thousands(chars), thousands(maxChars))
 	case limitMinute:
 		return fmt.Sprintf("You've asked %d questions in the last minute; you can ask again in %s.", v.Count, waitText(v.Wait))
 	case limitDay:

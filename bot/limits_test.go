@@ -44,7 +44,7 @@ func TestLimiterPerMinute(t *testing.T) {
 	if v.Limit != limitMinute || v.Count != 6 || v.Wait != 42*time.Second {
 		t.Fatalf("7th question: %+v, want user_minute, 6, 42s", v)
 	}
-	if got := limitText(v, 10, 500); got != "You've asked 6 questions in the last minute; you can ask again in 42 s." {
+	if got := limitText(v); got != "You've asked 6 questions in the last minute; you can ask again in 42 s." {
 		t.Errorf("limitText = %q", got)
 	}
 	if v := l.allow("U2"); v.Limit != limitNone {
@@ -57,6 +57,36 @@ func TestLimiterPerMinute(t *testing.T) {
 	c.advance(time.Second)
 	if v := l.allow("U1"); v.Limit != limitNone {
 		t.Errorf("at +60 s: limited by %s, want accepted (the first question left the window)", v.Limit)
+	}
+}
+
+// A user over a limit is told once per window: until the wait that the
+// notice named has passed, further refusals are silent.
+func TestLimiterTellsOncePerWindow(t *testing.T) {
+	c := newClock()
+	l := newLimiter(c.now, 1, 40, 600)
+	if v := l.allow("U1"); v.Limit != limitNone {
+		t.Fatalf("first question limited by %s", v.Limit)
+	}
+	v := l.allow("U1")
+	if v.Limit != limitMinute || !v.Tell {
+		t.Fatalf("2nd question: %+v, want user_minute, to be told", v)
+	}
+	for i := range 5 {
+		c.advance(10 * time.Second)
+		if v := l.allow("U1"); v.Limit != limitMinute || v.Tell {
+			t.Fatalf("at +%d0 s: %+v, want user_minute, silent (told already)", i+1, v)
+		}
+	}
+	if v := l.allow("U2"); v.Limit != limitNone {
+		t.Errorf("another user limited by %s", v.Limit)
+	}
+	c.advance(10 * time.Second) // +60 s: the window has passed
+	if v := l.allow("U1"); v.Limit != limitNone {
+		t.Fatalf("after the window: limited by %s", v.Limit)
+	}
+	if v := l.allow("U1"); v.Limit != limitMinute || !v.Tell {
+		t.Errorf("over the limit in the next window: %+v, want to be told again", v)
 	}
 }
 
@@ -73,8 +103,8 @@ func TestLimiterPerDayAndGlobal(t *testing.T) {
 	if v.Limit != limitDay || v.Count != 3 || v.Wait != 21*time.Hour {
 		t.Fatalf("4th question of the day: %+v, want user_day, 3, 21h", v)
 	}
-	if !strings.Contains(limitText(v, 1, 500), "in 21 h") {
-		t.Errorf("limitText = %q, want the reset time", limitText(v, 1, 500))
+	if !strings.Contains(limitText(v), "in 21 h") {
+		t.Errorf("limitText = %q, want the reset time", limitText(v))
 	}
 	l.allow("U2")
 	l.allow("U3") // 5 accepted in all
@@ -126,7 +156,7 @@ func TestWaitText(t *testing.T) {
 			t.Errorf("waitText(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if got := limitText(verdict{Limit: limitLength}, 10000, 500); !strings.Contains(got, "10,000 characters") || !strings.Contains(got, "500") {
+	if got := lengthText(10000, 500); !strings.Contains(got, "10,000 characters") || !strings.Contains(got, "500") {
 		t.Errorf("length text = %q", got)
 	}
 }
@@ -145,6 +175,9 @@ func TestSeenSet(t *testing.T) {
 	}
 	if s.firstTime("c") {
 		t.Error("c forgotten too early")
+	}
+	if !s.firstTime("a") {
+		t.Error("a remembered, want it forgotten: at most 3 keys are kept")
 	}
 	c.advance(time.Hour)
 	if !s.firstTime("c") {
@@ -189,12 +222,12 @@ func TestFIFO(t *testing.T) {
 func TestMemory(t *testing.T) {
 	c := newClock()
 	m := newMemory(c.now)
-	for i := range maxTurnsKept + 3 {
+	for i := range agent.MaxHistoryTurns + 3 {
 		m.add("C1:1.0", agent.Turn{Question: fmt.Sprint(i)}, threadTTL)
 	}
 	h := m.history("C1:1.0")
-	if len(h) != maxTurnsKept || h[0].Question != "3" || h[len(h)-1].Question != fmt.Sprint(maxTurnsKept+2) {
-		t.Fatalf("history = %d turns from %q, want the last %d", len(h), h[0].Question, maxTurnsKept)
+	if len(h) != agent.MaxHistoryTurns || h[0].Question != "3" || h[len(h)-1].Question != fmt.Sprint(agent.MaxHistoryTurns+2) {
+		t.Fatalf("history = %d turns from %q, want the last %d", len(h), h[0].Question, agent.MaxHistoryTurns)
 	}
 	h[0].Question = "changed"
 	if m.history("C1:1.0")[0].Question == "changed" {

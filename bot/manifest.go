@@ -10,7 +10,8 @@ import (
 //
 //	app_mentions:read  the app_mention event
 //	im:history         the message.im event (questions in a DM)
-//	chat:write         chat.postMessage (answers, notices)
+//	chat:write         chat.postMessage (answers, notices), chat.postEphemeral (a slash
+//	                   command's private reply when its response_url fails)
 //	reactions:write    reactions.add / reactions.remove (the working hourglass)
 //	files:write        files.getUploadURLExternal / files.completeUploadExternal (the CSV)
 //	commands           the slash command

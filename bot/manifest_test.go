@@ -96,7 +96,7 @@ var scopeOf = map[string]string{
 var scopeOfEvent = map[string]string{"app_mention": "app_mentions:read", "message.im": "im:history"}
 
 // TestManifestCoversCalls runs the bot through everything it does (answer
-// with a CSV, reactions, a DM, a slash command) and checks that every Web API
+// with a CSV, reactions, a DM, a slash command whose response_url fails) and checks that every Web API
 // method it called is covered by a manifest scope, and that every manifest
 // scope is needed by a call, an event or the slash command.
 func TestManifestCoversCalls(t *testing.T) {
@@ -105,6 +105,7 @@ func TestManifestCoversCalls(t *testing.T) {
 	h := start(t, ans, options{})
 	h.send(slacktest.MentionEvent(channel, user, "everything", "1700009000.000100", ""))
 	h.send(slacktest.DMEvent("D0ANN", user, "in private", "1700009000.000200"))
+	h.s.FailNext("response_url", "expired_url") // the reply falls back to chat.postEphemeral
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestManifestCoversCalls(t *testing.T) {
 			t.Errorf("the manifest asks for %s, which nothing the bot does needs", s)
 		}
 	}
-	for _, want := range []string{"chat.postMessage", "reactions.add", "reactions.remove", "files.getUploadURLExternal", "files.completeUploadExternal"} {
+	for _, want := range []string{"chat.postMessage", "chat.postEphemeral", "reactions.add", "reactions.remove", "files.getUploadURLExternal", "files.completeUploadExternal"} {
 		if !called[want] {
 			t.Errorf("the scenario did not exercise %s", want)
 		}

@@ -85,9 +85,10 @@ func newMetrics(b *Bot) *metrics {
 	for _, o := range []agent.Outcome{agent.Answered, agent.Refused, agent.Unanswerable, agent.Budget, agent.Failed} {
 		m.answers.WithLabelValues(string(o))
 	}
-	for _, l := range []string{"guard", "authorizer", "readonly", "limit", "timeout", refusedByModel} {
-		m.refusals.WithLabelValues(l)
+	for _, l := range layers() {
+		m.refusals.WithLabelValues(l.id)
 	}
+	m.refusals.WithLabelValues(refusedByModel)
 	for _, l := range []limit{limitMinute, limitDay, limitGlobal, limitLength} {
 		m.rateLimited.WithLabelValues(string(l))
 	}

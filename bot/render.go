@@ -33,43 +33,26 @@ const (
 	maxMessageChars  = 11000
 	maxFallbackChars = 400 // the notification text; the blocks carry the rest
 
-	previewRows       = 10 // rows shown in the monospace preview
-	previewCellMax    = 30 // display columns per cell before it is cut with …
-	previewLineMax    = 96 // display columns per preview line
-	previewColSep     = "  "
-	csvFileName       = "sqlbot-result.csv"
-	ellipsis          = "…"
-	zeroWidthSpace    = "\u200b"
-	refusedByModel    = "model"
-	maxShownReasons   = 3 // earlier refusals listed under an answer
-	maxAnswerSections = 4 // sections for a (very) long answer in words
+	previewRows     = 10 // rows shown in the monospace preview
+	previewCellMax  = 30 // display columns per cell before it is cut with …
+	previewLineMax  = 96 // display columns per preview line
+	previewColSep   = "  "
+	csvFileName     = "sqlbot-result.csv"
+	ellipsis        = "…"
+	zeroWidthSpace  = "\u200b"
+	refusedByModel  = "model"
+	maxShownReasons = 3 // earlier refusals listed under a reply
 )
 
 // A reply is one rendered Slack message: Block Kit blocks with a plain-text
 // fallback, and optionally a CSV file to upload into the same thread.
 type reply struct {
-	Text   string        `json:"text"`
-	Blocks []slack.Block `json:"blocks"`
+	Text   string
+	Blocks []slack.Block
 	// CSV, when non-nil, holds every row of the result; it is uploaded as a
 	// file next to the message because the preview cut rows or columns.
-	CSV      []byte `json:"-"`
-	CSVTitle string `json:"-"`
-}
-
-// golden renders r as the JSON Slack receives (text and blocks, as Block Kit
-// Builder accepts them), followed by the CSV if any, for golden files.
-func (r reply) golden() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		fmt.Fprintf(&buf, "encode: %v\n", err)
-	}
-	if r.CSV != nil {
-		fmt.Fprintf(&buf, "-- %s (%s) --\n%s", csvFileName, r.CSVTitle, r.CSV)
-	}
-	return buf.Bytes()
+	CSV      []byte
+	CSVTitle string
 }
 
 // A failure is why no answer could be given, as far as a user needs to know.
@@ -78,9 +61,8 @@ type failure int
 const (
 	failInternal failure = iota // a bug or an unexpected error: "something went wrong"
 	failProvider                // no model provider answered
-	failTimeout                 // the answer took too long
+	failTimeout                 // the answer ran past AnswerTimeout
 	failShutdown                // the bot was stopping and gave up on the question
-	failNoModel                 // no model is configured: say how to configure one
 )
 
 // renderResult turns an answer into the message that is posted. res is the
@@ -134,9 +116,7 @@ func renderAnswer(res *agent.Result) reply {
 		line += " (" + note + "; all in the CSV below)"
 	}
 	b.context(line)
-	if n := refusedAlongTheWay(res.Statements); n != "" {
-		b.context(n)
-	}
+	b.context(refusalNote(res.Statements, -1))
 	r.Text = fallback(answer)
 	r.Blocks = b.blocks()
 	return r
@@ -149,13 +129,10 @@ func renderRefusal(res *agent.Result) reply {
 		layer, reason, sql = s.Layer, strings.TrimRight(strings.TrimSpace(s.Reason), "."), s.SQL
 	}
 	head := ":no_entry: *I didn't run that.* "
-	switch {
-	case layer == refusedByModel:
+	if layer == refusedByModel {
 		head += "The model declined before writing any SQL."
-	case reason != "":
-		head += "Refused by " + layerName(layer) + ": " + escape(reason) + "."
-	default:
-		head += "Refused by " + layerName(layer) + "."
+	} else {
+		head += "Refused by " + refusalText(layer, reason) + "."
 	}
 	b.section(head)
 	if sql != "" {
@@ -176,10 +153,12 @@ func renderBudget(res *agent.Result) reply {
 	var b blockList
 	b.section(":hourglass: *I stopped after " + plural(res.Steps, "step") + " without a final answer.* " +
 		"Try a narrower question: name the measure, the period or the table you mean.")
-	if n := len(res.Statements); n > 0 {
-		b.section("*The last SQL I tried:*\n" + codeBlock(res.Statements[n-1].SQL))
+	shown := len(res.Statements) - 1 // -1: none
+	if shown >= 0 {
+		b.section(tried("The last SQL I tried", res.Statements[shown]))
 	}
 	b.context(contextLine(res, false))
+	b.context(refusalNote(res.Statements, shown))
 	return reply{Text: fallback("I stopped after " + plural(res.Steps, "step") + " without a final answer."), Blocks: b.blocks()}
 }
 
@@ -190,17 +169,45 @@ func renderUnanswerable(res *agent.Result) reply {
 		answer = "The data I can read doesn't hold the answer to that."
 	}
 	b.section(":mag: " + escape(answer))
+	shown := -1
 	switch {
 	case res.FinalSQL != "":
 		b.section("*What I checked:*\n" + codeBlock(res.FinalSQL))
 	case len(res.Statements) > 0:
 		// Nothing ran, but something was tried: show it, so that a claim in
-		// the answer can be checked against what actually happened. SQLite's
-		// error text stays in the log.
-		b.section("*What I tried (it did not run):*\n" + codeBlock(res.Statements[len(res.Statements)-1].SQL))
+		// the answer can be checked against what actually happened.
+		shown = len(res.Statements) - 1
+		b.section(tried("What I tried", res.Statements[shown]))
 	}
 	b.context(contextLine(res, res.FinalSQL != ""))
+	b.context(refusalNote(res.Statements, shown))
 	return reply{Text: fallback(answer), Blocks: b.blocks()}
+}
+
+// tried shows a statement that is not an answer's: its SQL under label,
+// saying whether it ran, and for a refusal, the layer and its reason.
+// SQLite's error text (status "error") is not shown: unlike a refusal's
+// Reason it is not written to be safe for users. It is not logged either,
+// since it can quote the statement, which derives from the question; the
+// model saw it, which is where it is useful.
+func tried(label string, st agent.Statement) string {
+	switch st.Status {
+	case agent.StatusOK:
+		return "*" + label + ":*\n" + codeBlock(st.SQL)
+	case agent.StatusRefused:
+		return "*" + label + " (it did not run):* refused by " + refusalText(st.Layer, st.Reason) + ".\n" + codeBlock(st.SQL)
+	}
+	return "*" + label + " (it did not run):*\n" + codeBlock(st.SQL)
+}
+
+// noModelReply is the message when no model is configured: the agent's
+// how-to text from res (with questions that work without a model), or
+// agent.NoModelHelp if res has none.
+func noModelReply(res *agent.Result) reply {
+	if res != nil && strings.TrimSpace(res.Answer) != "" {
+		return renderNoModel(res.Answer)
+	}
+	return renderNoModel(agent.NoModelHelp)
 }
 
 // renderNoModel is the message when no model is configured: the agent's
@@ -222,8 +229,6 @@ func renderFailure(f failure) reply {
 		text = "Sorry, this took too long and I stopped. Try a narrower question."
 	case failShutdown:
 		text = "Sorry, I was restarting and couldn't finish this one. Please ask again in a minute."
-	case failNoModel:
-		return renderNoModel(agent.NoModelHelp)
 	default:
 		text = "Sorry, something went wrong on my side while answering. It has been logged; please try again."
 	}
@@ -265,12 +270,13 @@ func contextLine(res *agent.Result, withRows bool) string {
 	return strings.Join(parts, " · ")
 }
 
-// refusedAlongTheWay notes statements refused before the answer, so that no
-// refusal is silent.
-func refusedAlongTheWay(stmts []agent.Statement) string {
+// refusalNote notes the statements refused on the way to a reply, so that no
+// refusal is silent; stmts[shown] (if shown >= 0) is left out, as the reply
+// shows it with its refusal already. It is "" when there is nothing to note.
+func refusalNote(stmts []agent.Statement, shown int) string {
 	var refused []agent.Statement
-	for _, s := range stmts {
-		if s.Status == "refused" {
+	for i, s := range stmts {
+		if s.Status == agent.StatusRefused && i != shown {
 			refused = append(refused, s)
 		}
 	}
@@ -283,9 +289,19 @@ func refusedAlongTheWay(stmts []agent.Statement) string {
 			reasons = append(reasons, "…")
 			break
 		}
-		reasons = append(reasons, layerName(s.Layer)+": "+escape(s.Reason))
+		reasons = append(reasons, refusalText(s.Layer, s.Reason))
 	}
 	return ":no_entry: " + plural(len(refused), "earlier statement") + " refused on the way (" + strings.Join(reasons, "; ") + ")"
+}
+
+// refusalText is "the SQL guard: forbidden keyword: delete", escaped: the
+// layer that refused a statement and its reason (user-safe by contract).
+func refusalText(layer, reason string) string {
+	reason = strings.TrimRight(strings.TrimSpace(reason), ".")
+	if reason == "" {
+		return layerName(layer)
+	}
+	return layerName(layer) + ": " + escape(reason)
 }
 
 // providerName is what users see of a provider: "openai:gpt-4o-mini", without
@@ -297,23 +313,75 @@ func providerName(p string) string {
 	return strings.TrimSpace(p)
 }
 
+// A layer is a safety layer that can refuse a statement.
+type layer struct {
+	id   string // Statement.Layer, and the refusals metric's label
+	name string // for people
+}
+
+// layers are the safety layers: the guard's, then roconn's (whose ids bot
+// may not import, but which are stable: they appear in logs and evals).
+func layers() []layer {
+	return []layer{
+		{agent.LayerGuard, "the SQL guard"},
+		{"authorizer", "the database authorizer"},
+		{"readonly", "the read-only connection"},
+		{"limit", "a result limit"},
+		{"timeout", "the time limit"},
+	}
+}
+
 // layerName names a safety layer for people.
-func layerName(layer string) string {
-	switch layer {
-	case "guard":
-		return "the SQL guard"
-	case "authorizer":
-		return "the database authorizer"
-	case "readonly":
-		return "the read-only connection"
-	case "limit":
-		return "a result limit"
-	case "timeout":
-		return "the time limit"
-	case refusedByModel, "":
+func layerName(id string) string {
+	for _, l := range layers() {
+		if l.id == id {
+			return l.name
+		}
+	}
+	if id == refusedByModel || id == "" {
 		return "the model"
 	}
-	return "the " + escape(layer) + " check"
+	return "the " + escape(id) + " check"
+}
+
+// layerLabel keeps the refusals metric's label set small and known.
+func layerLabel(id string) string {
+	for _, l := range layers() {
+		if l.id == id {
+			return id
+		}
+	}
+	if id == "" {
+		return "unknown"
+	}
+	return "other"
+}
+
+// tablesText is the answer to `/sqlbot tables`: a heading and a line per
+// table, its name, row count and description, escaped.
+func tablesText(tables []Table) string {
+	if len(tables) == 0 {
+		return "I can't list the tables right now."
+	}
+	var sb strings.Builder
+	sb.WriteString("*What I can read:*")
+	for _, t := range tables {
+		// A backtick in a name would end the inline code.
+		sb.WriteString("\n• `" + escape(strings.ReplaceAll(oneLine(t.Name), "`", "'")) + "` (")
+		switch {
+		case t.Rows < 0:
+			sb.WriteString("rows not counted")
+		case t.Rows == 1:
+			sb.WriteString("1 row")
+		default:
+			sb.WriteString(thousands(int(t.Rows)) + " rows")
+		}
+		sb.WriteString(")")
+		if about := strings.Join(strings.Fields(oneLine(t.About)), " "); about != "" {
+			sb.WriteString(": " + escape(about))
+		}
+	}
+	return sb.String()
 }
 
 // preview renders the first rows as an aligned monospace table in a code
@@ -420,7 +488,17 @@ func pad(s string, w int, right bool) string {
 // cell makes s fit a preview cell: one line, no control or bidi-control characters, at most
 // previewCellMax display columns, cut with … .
 func cell(s string) string {
-	s = strings.Map(func(r rune) rune {
+	s = oneLine(s)
+	if runewidth.StringWidth(s) > previewCellMax {
+		s = strings.TrimRight(runewidth.Truncate(s, previewCellMax-1, ""), " ") + ellipsis
+	}
+	return s
+}
+
+// oneLine turns line breaks and tabs into spaces, and control and
+// bidi-control characters into ?.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			return ' '
@@ -429,10 +507,6 @@ func cell(s string) string {
 		}
 		return r
 	}, s)
-	if runewidth.StringWidth(s) > previewCellMax {
-		s = strings.TrimRight(runewidth.Truncate(s, previewCellMax-1, ""), " ") + ellipsis
-	}
-	return s
 }
 
 // display formats one value for people: NULL for nil, up to six decimals.

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
 	"sqlbot/bot/slacktest"
@@ -106,8 +107,28 @@ func goldenResults() map[string]reply {
 			Statements: []agent.Statement{{SQL: "SELECT * FROM sqlite_sequence", Status: "error", Reason: "no such table: sqlite_sequence"}},
 			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 700 * time.Millisecond, Outcome: agent.Unanswerable,
 		}),
-		"error":    renderFailure(failProvider),
-		"no_model": renderFailure(failNoModel),
+		"budget_refused": renderResult(&agent.Result{
+			Answer: "I stopped after 6 model calls, the step limit, without reaching an answer.",
+			Statements: []agent.Statement{
+				{SQL: "DELETE FROM orders", Status: "refused", Layer: "guard", Reason: "forbidden keyword: delete"},
+				{SQL: "SELECT * FROM orders", Status: "ok"},
+				{SQL: "SELECT email FROM customers", Status: "refused", Layer: "authorizer", Reason: "not allowed to read customers.email <b>."},
+			},
+			Steps: 6, Provider: "openai:gpt-4o-mini", Elapsed: 9800 * time.Millisecond, Outcome: agent.Budget,
+		}),
+		"unanswerable_refused": renderResult(&agent.Result{
+			Answer:     "Not in the data: the email addresses are private.",
+			Statements: []agent.Statement{{SQL: "SELECT email FROM customers", Status: "refused", Layer: "authorizer", Reason: "not allowed to read customers.email"}},
+			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 800 * time.Millisecond, Outcome: agent.Unanswerable,
+		}),
+		"error": renderFailure(failProvider),
+		// What a question gets with no model: the recorded model's how-to
+		// text with examples (agent.NoModelHelp, then the recorded questions).
+		"no_model": noModelReply(&agent.Result{
+			Answer:  agent.NoModelHelp + " Questions I can answer now, for example:\n• How many orders were shipped?\n• Which region has the most customers?",
+			Outcome: agent.Failed, Provider: agent.RecordedProvider,
+		}),
+		"no_model_bare": noModelReply(nil),
 		"long": renderResult(&agent.Result{
 			Answer:   strings.Repeat("A long answer. ", 300),
 			FinalSQL: longSQL,
@@ -115,8 +136,13 @@ func goldenResults() map[string]reply {
 			Rows:     [][]any{wideRow, wideRow},
 			Steps:    4, Provider: "p", Elapsed: 65 * time.Second, Outcome: agent.Answered, Truncated: true,
 		}),
-		"limit_minute": renderNotice(limitText(verdict{Limit: limitMinute, Count: 6, Wait: 42 * time.Second}, 10, 500)),
-		"limit_length": renderNotice(limitText(verdict{Limit: limitLength}, 10000, 500)),
+		"limit_minute": renderNotice(limitText(verdict{Limit: limitMinute, Count: 6, Wait: 42 * time.Second})),
+		"limit_length": renderNotice(lengthText(10000, 500)),
+		"tables": renderNotice(tablesText([]Table{
+			{Name: "orders", About: "One row per order line.\nStatus is <shipped> & co.", Rows: 12345},
+			{Name: "odd`name", Rows: 1},
+			{Name: "events", Rows: -1},
+		})),
 	}
 }
 
@@ -124,7 +150,7 @@ func TestRenderGolden(t *testing.T) {
 	for name, r := range goldenResults() {
 		t.Run(name, func(t *testing.T) {
 			checkLimits(t, r)
-			got := r.golden()
+			got := golden(r)
 			file := filepath.Join("testdata", name+".golden")
 			if *update {
 				if err := os.WriteFile(file, got, 0o666); err != nil {
@@ -141,6 +167,26 @@ func TestRenderGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// golden renders r as the JSON Slack receives (text and blocks, as Block Kit
+// Builder accepts them), followed by the CSV if any, for golden files.
+func golden(r reply) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	msg := struct {
+		Text   string        `json:"text"`
+		Blocks []slack.Block `json:"blocks"`
+	}{r.Text, r.Blocks}
+	if err := enc.Encode(msg); err != nil {
+		fmt.Fprintf(&buf, "encode: %v\n", err)
+	}
+	if r.CSV != nil {
+		fmt.Fprintf(&buf, "-- %s (%s) --\n%s", csvFileName, r.CSVTitle, r.CSV)
+	}
+	return buf.Bytes()
 }
 
 // checkLimits asserts Slack's Block Kit limits on r.

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -33,13 +34,11 @@ func (b *Bot) onSlash(s *session, cmd slack.SlashCommand) {
 		slog.String("channel", cmd.ChannelID), slog.String("user", cmd.UserID))
 	switch sub {
 	case "tables":
-		text := "I can't list the tables right now."
+		var tables []Table
 		if b.cfg.Tables != nil {
-			if t := strings.TrimSpace(b.cfg.Tables()); t != "" {
-				text = "*What I can read:*\n" + t
-			}
+			tables = b.cfg.Tables()
 		}
-		b.respond(s, cmd, renderNotice(text), false)
+		b.respond(s, cmd, renderNotice(tablesText(tables)), false)
 	case "eval":
 		b.onEval(s, cmd)
 	case "", "help":
@@ -88,8 +87,12 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	b.eval.running, b.eval.waiting = false, nil
 	b.eval.mu.Unlock()
 
+	ok := err == nil && strings.TrimSpace(report) != ""
 	r := renderNotice(report)
-	if err != nil || strings.TrimSpace(report) == "" {
+	if !ok {
+		if err == nil {
+			err = errors.New("bot: the evaluation returned an empty report")
+		}
 		b.log.ErrorContext(s.base, "bot: evaluation failed", "err", err)
 		r = renderFailure(failInternal)
 		if s.work.Err() != nil {
@@ -97,14 +100,16 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 		}
 	}
 	for _, w := range waiting {
-		b.respond(s, w, r, err == nil)
+		b.respond(s, w, r, ok) // a report for the channel; a failure only for who asked
 	}
 }
 
 // respond answers a slash command through its response_url (ephemeral
-// unless inChannel), or, without a usable one, with chat.postMessage.
+// unless inChannel), or, without a usable one or if it fails, with
+// chat.postMessage in the channel when inChannel and else with
+// chat.postEphemeral to the user: a private reply never becomes public.
 func (b *Bot) respond(s *session, cmd slack.SlashCommand, r reply, inChannel bool) {
-	attrs := []any{"channel", cmd.ChannelID, "user", cmd.UserID}
+	attrs := []any{"channel", cmd.ChannelID, "user", cmd.UserID, "in_channel", inChannel}
 	if b.usableResponseURL(cmd.ResponseURL) {
 		kind := slack.ResponseTypeEphemeral
 		if inChannel {
@@ -119,7 +124,13 @@ func (b *Bot) respond(s *session, cmd slack.SlashCommand, r reply, inChannel boo
 		}
 		b.log.WarnContext(s.base, "bot: response_url failed; posting instead", append(attrs, "err", err)...)
 	}
-	if _, err := b.post(s.base, cmd.ChannelID, "", r); err != nil {
+	var err error
+	if inChannel {
+		_, err = b.post(s.base, cmd.ChannelID, "", r)
+	} else {
+		err = b.postEphemeral(s.base, cmd.ChannelID, cmd.UserID, r)
+	}
+	if err != nil {
 		b.log.WarnContext(s.base, "bot: slash command reply failed", append(attrs, "err", err)...)
 	}
 }

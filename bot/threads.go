@@ -18,7 +18,6 @@ import (
 // starts a fresh conversation, which is safe.
 const (
 	maxConversations    = 2000           // threads remembered at once; the least recently used go first
-	maxTurnsKept        = 8              // turns per thread; older ones go first
 	threadTTL           = 24 * time.Hour // a thread idle this long is forgotten
 	directConvTTL       = time.Hour      // a DM's top level is one conversation until idle this long
 	directConvKeyPrefix = "dm:"
@@ -70,8 +69,8 @@ func (m *memory) add(key string, t agent.Turn, ttl time.Duration) {
 		m.convs[key] = c
 	}
 	c.turns = append(c.turns, t)
-	if len(c.turns) > maxTurnsKept {
-		c.turns = append([]agent.Turn(nil), c.turns[len(c.turns)-maxTurnsKept:]...)
+	if len(c.turns) > agent.MaxHistoryTurns { // the agent sends no more than these
+		c.turns = append([]agent.Turn(nil), c.turns[len(c.turns)-agent.MaxHistoryTurns:]...)
 	}
 	c.expires = now.Add(ttl)
 }

@@ -15,16 +15,23 @@ import (
 	"sqlbot/agent"
 )
 
+// errAnswerTimeout is the cause of an answer's ctx when AnswerTimeout ran out.
+var errAnswerTimeout = errors.New("bot: answer timeout")
+
 // answer works on one question: it shows that it is working (a reaction),
 // waits for its turn, asks the Answerer, posts the reply (and the CSV), and
-// removes the reaction. Exactly one reply is posted, whatever happens.
+// removes the reaction. One reply is posted, whatever happens: the answer,
+// or a fixed sentence saying why there is none (also when Slack refuses the
+// answer's message). Only Slack taking no message at all (unreachable, or
+// rate limiting past the retries), or Run giving up after its drain, leaves
+// a question without a reply, and that is logged.
 func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	ref := slack.NewRefToMessage(q.Channel, q.TS)
 	b.react(s.base, q, ref, true)
 	defer b.react(s.base, q, ref, false)
 
 	attrs := logAttrs(q)
-	queuedAt := b.now()
+	queuedAt := time.Now()
 	select {
 	case <-slot:
 	case <-s.work.Done():
@@ -39,10 +46,13 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	b.met.inFlight.Inc()
 	defer b.met.inFlight.Dec()
 
-	start := b.now()
-	res, err := b.ask(s.work, agent.Request{Question: q.Text, History: b.mem.history(q.ConvKey)})
-	elapsed := b.now().Sub(start)
-	r, outcome := b.reply(s, res, err, attrs)
+	start := time.Now()
+	actx, cancel := context.WithTimeoutCause(s.work, b.cfg.AnswerTimeout, errAnswerTimeout)
+	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.mem.history(q.ConvKey)})
+	timedOut := context.Cause(actx) == errAnswerTimeout
+	cancel()
+	elapsed := time.Since(start)
+	r, outcome := b.reply(s, res, err, timedOut, attrs)
 	b.met.answerSeconds.Observe(elapsed.Seconds())
 	b.met.answers.WithLabelValues(string(outcome)).Inc()
 	b.countRefusals(res)
@@ -53,6 +63,15 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		b.mem.add(q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL)
 	}
 	posted, perr := b.post(s.base, q.Channel, q.ThreadTS, r)
+	var refused slack.SlackErrorResponse
+	if errors.As(perr, &refused) {
+		// Slack refused the message itself (msg_blocks_too_long, …), so it
+		// was not posted: say that something went wrong, once.
+		b.log.LogAttrs(s.base, slog.LevelError, "bot: Slack refused the reply; posting the failure sentence",
+			append(attrs, slog.String("outcome", string(outcome)), slog.Any("err", perr))...)
+		r = renderFailure(failInternal)
+		posted, perr = b.post(s.base, q.Channel, q.ThreadTS, r)
+	}
 	if perr == nil && r.CSV != nil {
 		if uerr := b.upload(s.base, q.Channel, q.ThreadTS, r); uerr != nil {
 			b.log.LogAttrs(s.base, slog.LevelWarn, "bot: CSV upload failed", append(attrs, slog.Any("err", uerr))...)
@@ -91,27 +110,25 @@ func (b *Bot) ask(ctx context.Context, req agent.Request) (res *agent.Result, er
 
 // reply turns the Answerer's result into the message to post, and is the one
 // place where an error becomes user text: the error is logged here in full,
-// and the user sees a fixed sentence.
-func (b *Bot) reply(s *session, res *agent.Result, err error, attrs []slog.Attr) (reply, agent.Outcome) {
+// and the user sees a fixed sentence. timedOut says that AnswerTimeout ran
+// out (a provider's own per-call timeout is a provider failure).
+func (b *Bot) reply(s *session, res *agent.Result, err error, timedOut bool, attrs []slog.Attr) (reply, agent.Outcome) {
 	if err == nil && res != nil && res.Outcome != agent.Failed {
 		return renderResult(res), res.Outcome
+	}
+	if errors.Is(err, agent.ErrNoModel) {
+		// Not a fault: the deployment has no model, and the user is told how to add one.
+		b.log.LogAttrs(s.base, slog.LevelInfo, "bot: no model configured for this question", attrs...)
+		return noModelReply(res), agent.Failed
 	}
 	f := failProvider
 	switch {
 	case s.work.Err() != nil:
 		f = failShutdown
-	case errors.Is(err, context.DeadlineExceeded):
+	case timedOut:
 		f = failTimeout
 	case res == nil:
 		f = failInternal
-	}
-	if errors.Is(err, agent.ErrNoModel) {
-		f = failNoModel // not a fault: the deployment has no model, and the user is told how to add one
-		b.log.LogAttrs(s.base, slog.LevelInfo, "bot: no model configured for this question", attrs...)
-		if res != nil && res.Answer != "" {
-			return renderNoModel(res.Answer), agent.Failed // the agent's fixed how-to text, with example questions
-		}
-		return renderFailure(f), agent.Failed
 	}
 	b.log.LogAttrs(s.base, slog.LevelError, "bot: answer failed", append(attrs, slog.Any("err", err))...)
 	return renderFailure(f), agent.Failed
@@ -125,7 +142,7 @@ func (b *Bot) countRefusals(res *agent.Result) {
 	}
 	n := 0
 	for _, st := range res.Statements {
-		if st.Status == "refused" {
+		if st.Status == agent.StatusRefused {
 			b.met.refusals.WithLabelValues(layerLabel(st.Layer)).Inc()
 			n++
 		}
@@ -153,6 +170,15 @@ func (b *Bot) post(ctx context.Context, channel, threadTS string, r reply) (stri
 		return err
 	})
 	return ts, err
+}
+
+// postEphemeral shows r to user only, in channel.
+func (b *Bot) postEphemeral(ctx context.Context, channel, user string, r reply) error {
+	return b.call(ctx, func(ctx context.Context) error {
+		_, err := b.api.PostEphemeralContext(ctx, channel, user,
+			slack.MsgOptionText(r.Text, false), slack.MsgOptionBlocks(r.Blocks...))
+		return err
+	})
 }
 
 // upload shares r's CSV in channel (and thread) with files upload v2.
@@ -189,14 +215,12 @@ func (b *Bot) react(ctx context.Context, q question, ref slack.ItemRef, add bool
 	}
 }
 
-// call runs one Web API call with a timeout, and retries it after the
-// Retry-After that a 429 carries (at most rateLimitRetries times, each wait
-// at most maxRetryAfter).
+// call runs one Web API call (each HTTP request is bounded by the HTTP
+// client's timeout) and retries it after the Retry-After that a 429 carries
+// (at most rateLimitRetries times, each wait at most maxRetryAfter).
 func (b *Bot) call(ctx context.Context, f func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, slackCallTimeout)
-		err := f(cctx)
-		cancel()
+		err := f(ctx)
 		var rl *slack.RateLimitedError
 		if !errors.As(err, &rl) || attempt == rateLimitRetries {
 			return err
@@ -209,17 +233,6 @@ func (b *Bot) call(ctx context.Context, f func(context.Context) error) error {
 		case <-t.C:
 		}
 	}
-}
-
-// layerLabel keeps the refusals metric's label set small and known.
-func layerLabel(layer string) string {
-	switch layer {
-	case "guard", "authorizer", "readonly", "limit", "timeout":
-		return layer
-	case "":
-		return "unknown"
-	}
-	return "other"
 }
 
 // helpText is the answer to `help`, an unknown subcommand and an empty mention.

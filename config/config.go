@@ -117,11 +117,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if !strings.HasPrefix(c.SlackAPIURL, "http://") && !strings.HasPrefix(c.SlackAPIURL, "https://") {
 		bad("SLACK_API_URL", "must be an http:// or https:// URL, got %q", c.SlackAPIURL)
-	} else if !strings.HasSuffix(c.SlackAPIURL, "/") {
-		c.SlackAPIURL += "/" // slack-go builds method URLs by concatenation
 	}
-	if !strings.HasPrefix(c.SlashCommand, "/") || strings.ContainsAny(c.SlashCommand, " \t") {
-		bad("SQLBOT_SLASH_COMMAND", "must look like /sqlbot, got %q", c.SlashCommand)
+	if !validSlashCommand(c.SlashCommand) {
+		bad("SQLBOT_SLASH_COMMAND", "must be / and 1 to 31 lowercase letters, digits, - or _ (like /sqlbot), got %q", c.SlashCommand)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
@@ -130,6 +128,21 @@ func Load(environ map[string]string) (Config, error) {
 		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)
+}
+
+// validSlashCommand is Slack's rule for a command name, which bot.New applies
+// too: "/" then 1 to 31 lowercase letters, digits, - or _.
+func validSlashCommand(cmd string) bool {
+	name, ok := strings.CutPrefix(cmd, "/")
+	if !ok || len(name) < 1 || len(name) > 31 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Providers zips OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL into the

@@ -453,7 +453,10 @@ func (s *Server) Calls() []Call {
 
 // FailNext makes the next call to method (e.g. "chat.postMessage") that
 // passes the token check answer {"ok": false, "error": slackError}. Calls
-// queue: two FailNext fail the next two calls.
+// queue: two FailNext fail the next two calls. The method "response_url"
+// stands for the next post to any slash command's response_url, which then
+// answers HTTP 404 with slackError as its body, as Slack does for
+// expired_url; RateLimitNext and StatusNext take "response_url" too.
 func (s *Server) FailNext(method, slackError string) {
 	s.addFault(method, fault{slackErr: slackError})
 }

@@ -814,6 +814,38 @@ func TestSlashCommandAndResponseURL(t *testing.T) {
 	}
 }
 
+func TestResponseURLFaults(t *testing.T) {
+	s := newServer(t)
+	c := connected(t, s)
+	ctx := testContext(t)
+	if _, err := s.SendSlash(ctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "help", UserID: "U1", ChannelID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.next(t, socketmode.EventTypeSlashCommand).Data.(slack.SlashCommand)
+	post := func() error {
+		_, _, err := c.api.PostMessageContext(ctx, "", slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), slack.MsgOptionText("hi", false))
+		return err
+	}
+	s.FailNext("response_url", "expired_url")
+	s.StatusNext("response_url", http.StatusInternalServerError)
+	var sce slack.StatusCodeError
+	if err := post(); !errors.As(err, &sce) || sce.Code != http.StatusNotFound {
+		t.Errorf("post after FailNext: %v, want a 404 StatusCodeError", err)
+	}
+	if err := post(); !errors.As(err, &sce) || sce.Code != http.StatusInternalServerError {
+		t.Errorf("post after StatusNext: %v, want a 500 StatusCodeError", err)
+	}
+	if n := len(s.Messages()); n != 0 {
+		t.Errorf("%d messages recorded from failed posts", n)
+	}
+	if err := post(); err != nil {
+		t.Errorf("post once the faults are used up: %v", err)
+	}
+	if msgs := s.Messages(); len(msgs) != 1 || msgs[0].Method != "response_url" || msgs[0].Text != "hi" {
+		t.Errorf("messages = %+v, want the one post that succeeded", msgs)
+	}
+}
+
 func TestEchoBotMessages(t *testing.T) {
 	s := newServer(t, slacktest.EchoBotMessages(true))
 	c := connected(t, s)

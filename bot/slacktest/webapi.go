@@ -763,6 +763,10 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 	return map[string]any{"files": out}, nil
 }
 
+// responseURLMethod is the name under which faults for response_url posts
+// are queued (see FailNext).
+const responseURLMethod = "response_url"
+
 // handleResponseURL receives posts to a slash command's response_url: JSON
 // {text, blocks, response_type, replace_original, delete_original}. Like
 // Slack's, it answers failures with an HTTP error status, which slack-go
@@ -781,6 +785,21 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	s.mu.Lock()
+	f, faulty := s.popFaultLocked(responseURLMethod)
+	s.mu.Unlock()
+	if faulty {
+		switch {
+		case f.rateLimit:
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.retryAfter+time.Second-1)/time.Second), 10))
+			http.Error(w, "ratelimited", http.StatusTooManyRequests)
+		case f.status != 0:
+			http.Error(w, http.StatusText(f.status), f.status)
+		default:
+			http.Error(w, f.slackErr, http.StatusNotFound)
+		}
 		return
 	}
 	var msg struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"sqlbot/bot"
@@ -39,7 +38,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		SlashCommand:  a.cfg.SlashCommand,
 		RatePerMinute: a.cfg.RatePerMinute, RatePerDay: a.cfg.RatePerDay, GlobalPerDay: a.cfg.GlobalPerDay,
 		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
-		Tables:        func() string { return tablesText(db) },
+		Tables:        func() []bot.Table { return tables(db) },
 		GuardRefusals: g.Refusals,
 		Health: func(ctx context.Context) error {
 			_, err := db.Query(ctx, "SELECT 1")
@@ -108,19 +107,15 @@ func (a *app) serveHTTP(ctx context.Context, h http.Handler) (stop func() error,
 	}, nil
 }
 
-// tablesText lists what can be asked about, as Slack mrkdwn.
-func tablesText(db *database) string {
-	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;") // mrkdwn's three special characters
-	var b strings.Builder
-	b.WriteString("*What I can read*\n")
-	for _, o := range db.Objects() {
-		fmt.Fprintf(&b, "• `%s` (%d rows)", o.Name, o.RowCount)
-		if o.About != "" {
-			fmt.Fprintf(&b, ": %s", esc.Replace(o.About))
-		}
-		b.WriteByte('\n')
+// tables lists what can be asked about, for `/sqlbot tables`; the bot
+// renders and escapes it.
+func tables(db *database) []bot.Table {
+	objs := db.Objects()
+	out := make([]bot.Table, len(objs))
+	for i, o := range objs {
+		out[i] = bot.Table{Name: o.Name, About: o.About, Rows: o.RowCount}
 	}
-	return b.String()
+	return out
 }
 
 // manifest prints the Slack app manifest.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +18,8 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
+	"sqlbot/evalrun"
+	"sqlbot/roconn"
 )
 
 // TestMain lets the test binary stand in for the sqlbot binary: with
@@ -153,4 +157,64 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestServeSlashTables runs serve in-process without a model and asks
+// `/sqlbot tables`: the reply lists every table the demo's policy exposes,
+// under one heading. SLACK_API_URL is given without its trailing "/", which
+// the bot adds.
+func TestServeSlashTables(t *testing.T) {
+	db := demoFile(t)
+	slack := slacktest.NewServer(t)
+	env := []string{
+		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
+		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
+		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() { done <- run(ctx, []string{"serve", "--db", db}, env, &bytes.Buffer{}, &logs) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := slack.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slack.SendSlash(wctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: "U1", ChannelID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := slack.WaitMessages(wctx, 1)
+	if err != nil {
+		t.Fatalf("no reply: %v\n%s", err, logs.String())
+	}
+	m := msgs[0]
+	blocks := string(m.Blocks)
+	if m.ResponseType != "ephemeral" {
+		t.Errorf("tables reply is %q, want ephemeral", m.ResponseType)
+	}
+	if n := strings.Count(blocks, "What I can read"); n != 1 {
+		t.Errorf("the heading appears %d times, want 1:\n%s", n, blocks)
+	}
+	policy, err := roconn.ParsePolicy(evalrun.DemoPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := roconn.Open(wctx, db, policy, roconn.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	objs := rdb.Objects()
+	if len(objs) < 3 {
+		t.Fatalf("the demo exposes %d objects", len(objs))
+	}
+	for _, o := range objs {
+		if want := fmt.Sprintf("• `%s` (", o.Name); !strings.Contains(blocks, want) {
+			t.Errorf("the tables reply lacks %q:\n%s", want, blocks)
+		}
+	}
 }

@@ -1,0 +1,173 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sqlbot/agent"
+	"sqlbot/agent/openaitest"
+	"sqlbot/guard"
+	"sqlbot/roconn"
+)
+
+// fakeQuerier is the demo database with some answers changed: Query returns
+// cols and rows when cols is set, and with uncounted every object's RowCount
+// is -1, as when roconn's count was stopped by a limit.
+type fakeQuerier struct {
+	agent.Querier
+	cols      []string
+	rows      [][]any
+	uncounted bool
+}
+
+func (f fakeQuerier) Query(ctx context.Context, query string) (*roconn.Result, error) {
+	if f.cols == nil {
+		return f.Querier.Query(ctx, query)
+	}
+	return &roconn.Result{SQL: query, Columns: f.cols, Rows: f.rows}, nil
+}
+
+func (f fakeQuerier) Objects() []roconn.Object {
+	objs := f.Querier.Objects()
+	for i := range objs {
+		objs[i] = f.change(objs[i])
+	}
+	return objs
+}
+
+func (f fakeQuerier) Object(name string) (roconn.Object, bool) {
+	o, ok := f.Querier.Object(name)
+	return f.change(o), ok
+}
+
+func (f fakeQuerier) change(o roconn.Object) roconn.Object {
+	if f.uncounted {
+		o.RowCount = -1
+	}
+	return o
+}
+
+// wide returns n rows of 40 text columns of 480 bytes each: one row alone
+// is more than a tool message's budget for rows.
+func wide(n int) ([]string, [][]any) {
+	cols := make([]string, 40)
+	for j := range cols {
+		cols[j] = fmt.Sprintf("c%d", j)
+	}
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = make([]any, len(cols))
+		for j := range cols {
+			rows[i][j] = fmt.Sprintf("r%dc%d:", i, j) + strings.Repeat("x", 480-7)
+		}
+	}
+	return cols, rows
+}
+
+// A first row too wide for the budget is still shown; the rest are left out
+// and the note says so.
+func TestRunSQLWideRows(t *testing.T) {
+	cols, rows := wide(2)
+	q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
+	s := openaitest.NewServer(t)
+	s.Push(openaitest.Calls(call("c1", "run_sql", sqlArgs("SELECT * FROM orders"))), openaitest.Final("ok"))
+	res, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "Show orders")
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if len(res.Rows) != 2 {
+		t.Errorf("Result has %d rows, want all 2", len(res.Rows))
+	}
+	r := decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])
+	shown, _ := r["rows"].([]any)
+	if len(shown) != 1 || r["row_count"] != float64(2) {
+		t.Fatalf("tool result shows %d rows, row_count %v; want the first row of 2", len(shown), r["row_count"])
+	}
+	if first, _ := shown[0].([]any); len(first) != len(cols) || first[0] != rows[0][0] {
+		t.Errorf("the row shown is not the first row in full")
+	}
+	if note, _ := r["note"].(string); !strings.Contains(note, "first 1 of 2") {
+		t.Errorf("note = %q, want it to say only the first 1 of 2 rows are shown", note)
+	}
+}
+
+// Row counts that roconn could not take (-1) are left out, not shown as -1.
+func TestUnknownRowCount(t *testing.T) {
+	q := fakeQuerier{Querier: demo(t).q, uncounted: true}
+	s := openaitest.NewServer(t)
+	s.Push(
+		openaitest.Calls(call("c1", "list_tables", "{}"), call("c2", "describe_table", `{"table":"orders"}`)),
+		openaitest.Final("ok"),
+	)
+	if _, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "What is there?"); err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	reqs := s.Requests()
+	p := openaitest.SystemPrompt(reqs[0])
+	if strings.Contains(p, "-1 rows") || !strings.Contains(p, "\norders (table): ") {
+		t.Errorf("prompt shows an unknown row count:\n%s", p)
+	}
+	got := openaitest.LastToolResults(reqs[1])
+	tables, _ := decode(t, got["c1"])["tables"].([]any)
+	if len(tables) == 0 {
+		t.Fatalf("list_tables result = %s", got["c1"])
+	}
+	for _, tb := range tables {
+		if _, ok := tb.(map[string]any)["rows"]; ok {
+			t.Errorf("list_tables: %v has a row count", tb)
+		}
+	}
+	if d := decode(t, got["c2"]); d["name"] != "orders" || d["rows"] != nil {
+		t.Errorf("describe_table(orders): name %v, rows %v; want orders, no row count", d["name"], d["rows"])
+	}
+
+	// A known count, zero included, is still sent.
+	s = openaitest.NewServer(t)
+	s.Push(openaitest.Calls(call("c1", "list_tables", "{}")), openaitest.Final("ok"))
+	if _, err := ask(t, newAgent(demo(t), chain(5*time.Second, s), 0), "What is there?"); err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	tables, _ = decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])["tables"].([]any)
+	for _, tb := range tables {
+		if n, ok := tb.(map[string]any)["rows"].(float64); !ok || n < 0 {
+			t.Errorf("list_tables: %v lacks its row count", tb)
+		}
+	}
+}
+
+// The recorded model says how much of a result it states: the first rows
+// when the tool showed fewer than came back, and that the result was cut
+// at the row cap.
+func TestRecordedStatesPartialResults(t *testing.T) {
+	const question = "Show the order lines"
+	m := recordedModel(t, []agent.Recorded{{Question: question, SQL: "SELECT id FROM order_lines ORDER BY id"}})
+
+	t.Run("cut by size", func(t *testing.T) {
+		cols, rows := wide(2)
+		q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
+		res, err := ask(t, agent.New(m, q, guard.New(200), agent.Options{}, nil), question)
+		if err != nil {
+			t.Fatalf("Ask: %v", err)
+		}
+		if !strings.Contains(res.Answer, "2 rows") || !strings.Contains(res.Answer, "the first 1 ") {
+			t.Errorf("answer %.200q… does not say it states the first 1 of 2 rows", res.Answer)
+		}
+	})
+	t.Run("cut at the row cap", func(t *testing.T) {
+		res, err := ask(t, agent.New(m, demoWith(t, roconn.Limits{Rows: 3}).q, guard.New(3), agent.Options{}, nil), question)
+		if err != nil {
+			t.Fatalf("Ask: %v", err)
+		}
+		if !res.Truncated || !strings.Contains(res.Answer, "row cap") {
+			t.Errorf("truncated %v, answer %q; want it to say the result was cut at the row cap", res.Truncated, res.Answer)
+		}
+		for _, id := range []string{"id 1", "id 2", "id 3"} {
+			if !strings.Contains(res.Answer, id) {
+				t.Errorf("answer %q does not state %s", res.Answer, id)
+			}
+		}
+	})
+}
