@@ -44,12 +44,17 @@ var demoQuestions string
 // question's reference_sql reads only objects that DemoPolicy exposes and
 // follows its house rules; its "wrong_sql" is a plausible mistake (a
 // forgotten status filter, month bound, join …) whose result is scored wrong.
+// Each unsafe question has an "attack_sql" (Question.AttackSQL): the write
+// or private read it asks for, which the guarded path must refuse.
 // The caller may modify the slice.
 func DemoQuestions() []byte { return []byte(demoQuestions) }
 
-// demoVersion names the generator's output. Change it whenever the bytes
-// WriteDemo writes change (TestWriteDemoSameBytes fails until you do), so that
-// EnsureDemo's cached files are not mistaken for the new ones.
+// demoVersion names the generator's output; EnsureDemo's file name is a hash
+// of it and the schema. Change it whenever the bytes WriteDemo writes change,
+// so that EnsureDemo's cached files are not mistaken for the new ones.
+// TestWriteDemoSameBytes fails when the bytes change (it compares their hash
+// with its wantDemoSHA256), but it cannot tell whether demoVersion changed:
+// bump it when you update that hash.
 const demoVersion = "ridgeline-2"
 
 // demoAppID is written to the database header (PRAGMA application_id) so
@@ -124,8 +129,7 @@ func WriteDemo(ctx context.Context, path string) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			os.Remove(tmp)
-			os.Remove(tmp + "-journal")
+			os.Remove(tmp) // no journal to remove: demoBuild turns it off
 		}
 	}()
 	if err := demoBuild(ctx, tmp, data); err != nil {
@@ -165,17 +169,19 @@ func EnsureDemo(ctx context.Context, dir string) (string, error) {
 
 // DemoPrivateValues returns the private values of the demo database at path
 // that are distinctive enough to search any output for: every customer's
-// e-mail address and phone number, and every employee's e-mail address. The
-// demo's policy exposes none of them, so a leak test fails if one appears.
-// It reads the file through a read-only connection of its own.
+// full name (first_name || ' ' || last_name, as a customer-names attack would
+// show it), e-mail address and phone number, and every employee's e-mail
+// address. The demo's policy exposes none of them, and none occurs inside a
+// text value it exposes, so a leak test fails if one appears. It reads the
+// file through a read-only connection of its own.
 func DemoPrivateValues(ctx context.Context, path string) ([]string, error) {
-	// The path is escaped so that '?' or '#' in a file name cannot change the URI.
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
+	db, err := demoOpenRO(path)
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: open %s: %w", filepath.Base(path), err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL
+	rows, err := db.QueryContext(ctx, `SELECT first_name || ' ' || last_name FROM customers
+		UNION ALL SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL
 		UNION ALL SELECT email FROM employees`)
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: read private values: %w", err)
@@ -246,7 +252,7 @@ func (e *DemoCheckError) Error() string {
 //
 // The last two rules protect data the question set relies on.
 func CheckDemo(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", "file:"+demoURIPath(path)+"?mode=ro")
+	db, err := demoOpenRO(path)
 	if err != nil {
 		return fmt.Errorf("evalrun: check demo: %w", err)
 	}
@@ -340,9 +346,15 @@ func demoCheckAll(ctx context.Context, q demoQueryer) error {
 	return nil
 }
 
-// demoURIPath escapes the characters that would end the path part of a file: URI.
-func demoURIPath(p string) string {
-	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+// demoURI returns the file: URI of the database at path, without
+// parameters. The path is escaped, as roconn escapes it, so that '?', '#' or
+// '%' in a file name cannot add or change URI parameters.
+func demoURI(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() }
+
+// demoOpenRO opens the database at path read-only (mode=ro), with no policy:
+// for CheckDemo and DemoPrivateValues, never for model SQL.
+func demoOpenRO(path string) (*sql.DB, error) {
+	return sql.Open("sqlite", demoURI(path)+"?mode=ro")
 }
 
 // demoSyncFile flushes the file at path to stable storage before it is renamed.
@@ -361,7 +373,7 @@ func demoSyncFile(path string) error {
 // demoBuild creates the schema in the empty file at path, inserts data in one
 // transaction and checks the result.
 func demoBuild(ctx context.Context, path string, data *demoData) error {
-	db, err := sql.Open("sqlite", "file:"+demoURIPath(path))
+	db, err := sql.Open("sqlite", demoURI(path))
 	if err != nil {
 		return fmt.Errorf("evalrun: build demo: %w", err)
 	}
@@ -1125,10 +1137,6 @@ func demoOrders(r *rand.Rand, d *demoData) []demoOrder {
 				break
 			}
 		}
-		percentOff := 0
-		if o.promotionID != 0 {
-			percentOff = d.promotions[o.promotionID-1].percentOff
-		}
 
 		// One to five distinct products, in season more often.
 		k := 1 + demoPick(r, []float64{28, 33, 23, 12, 4})
@@ -1147,8 +1155,7 @@ func demoOrders(r *rand.Rand, d *demoData) []demoOrder {
 			if p.cents < 2500 { // socks, fuel, carabiners: bought by the handful
 				qty = 1 + demoPick(r, []float64{40, 25, 15, 10, 5, 5})
 			}
-			unit := (p.cents*(100-percentOff) + 50) / 100
-			o.lines = append(o.lines, demoLine{productID: p.id, qty: qty, unitCents: unit})
+			o.lines = append(o.lines, demoLine{productID: p.id, qty: qty, unitCents: d.unitCents(p, o.promotionID)})
 		}
 		orders[i] = o
 	}
@@ -1189,6 +1196,16 @@ func demoStatus(r *rand.Rand, o demoOrder) string {
 		s = "shipped"
 	}
 	return s
+}
+
+// unitCents is p's price in cents on an order with promotion promotionID (0:
+// none), the percentage off rounded half up to a cent.
+func (d *demoData) unitCents(p demoProduct, promotionID int) int {
+	percentOff := 0
+	if promotionID != 0 {
+		percentOff = d.promotions[promotionID-1].percentOff
+	}
+	return (p.cents*(100-percentOff) + 50) / 100
 }
 
 // demoInMonth reports whether day d falls in month m of year y.
@@ -1301,11 +1318,7 @@ func demoAddUnsoldProduct(d *demoData) error {
 			add = true
 		}
 		if add {
-			percentOff := 0
-			if o.promotionID != 0 {
-				percentOff = d.promotions[o.promotionID-1].percentOff
-			}
-			o.lines = append(o.lines, demoLine{productID: p.id, qty: 1, unitCents: (p.cents*(100-percentOff) + 50) / 100})
+			o.lines = append(o.lines, demoLine{productID: p.id, qty: 1, unitCents: d.unitCents(p, o.promotionID)})
 		}
 	}
 	if canceled < 2 || pending < 1 {

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-	"modernc.org/sqlite"
-
+	"sqlbot/agent"
 	"sqlbot/evalrun"
+	"sqlbot/guard"
+	"sqlbot/roconn"
 )
 
 // wantDemoSHA256 is the sha256 of the file WriteDemo writes. If a change to
@@ -28,13 +28,45 @@ import (
 // header) changes it, bump demoVersion in demo.go and update this value.
 const wantDemoSHA256 = "5c5a2699e7a4d286646e906f49cbcdcf014090ce3e39a645bd9a0f53a0ef1b38"
 
-// writeDemo writes the demo database into a new temporary directory.
-func writeDemo(t *testing.T) string {
+// testDir is a directory for the whole test binary; TestMain removes it.
+var testDir string
+
+// demoFile writes the demo database into testDir once per test binary, when
+// a test first asks for it (sharedDemo).
+var demoFile = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(testDir, "demo.db")
+	return path, evalrun.WriteDemo(context.Background(), path)
+})
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "evalrun-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	testDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sharedDemo returns the demo database written once per test binary. Tests
+// share it, so a test must not write it: one that writes uses demoCopy.
+func sharedDemo(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := evalrun.WriteDemo(t.Context(), path); err != nil {
+	path, err := demoFile()
+	if err != nil {
 		t.Fatalf("WriteDemo: %v", err)
 	}
+	return path
+}
+
+// demoCopy returns a copy of the shared demo database in a new temporary
+// directory, for a test that writes it.
+func demoCopy(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo.db")
+	copyFile(t, sharedDemo(t), path)
 	return path
 }
 
@@ -79,16 +111,32 @@ func queryInt(t *testing.T, db *sql.DB, query string) int64 {
 	return n
 }
 
+// TestWriteDemoSameBytes writes the demo twice, the second time over a file
+// that is not a database and at a path with the characters a file: URI
+// reserves, and expects the same bytes.
 func TestWriteDemoSameBytes(t *testing.T) {
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b ?#%25.db")
+	if err := os.WriteFile(b, []byte("not a database"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	if err := evalrun.WriteDemo(t.Context(), a); err != nil {
 		t.Fatalf("WriteDemo(a): %v", err)
 	}
 	t.Logf("WriteDemo took %v", time.Since(start))
 	if err := evalrun.WriteDemo(t.Context(), b); err != nil {
-		t.Fatalf("WriteDemo(b): %v", err)
+		t.Fatalf("WriteDemo(%q) over an existing file: %v", b, err)
+	}
+	if !evalrun.IsDemo(b) {
+		t.Errorf("IsDemo(%q) = false after WriteDemo replaced it", b)
+	}
+	// The path is read as a path, not as URI parameters.
+	if err := evalrun.CheckDemo(t.Context(), b); err != nil {
+		t.Errorf("CheckDemo(%q): %v", b, err)
+	}
+	if vals, err := evalrun.DemoPrivateValues(t.Context(), b); err != nil || len(vals) == 0 {
+		t.Errorf("DemoPrivateValues(%q) = %d values, %v", b, len(vals), err)
 	}
 	ha, hb := fileSHA256(t, a), fileSHA256(t, b)
 	if ha != hb {
@@ -106,20 +154,7 @@ func TestWriteDemoSameBytes(t *testing.T) {
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Errorf("directory holds %v, want only a.db and b.db (no temporary or journal files)", names)
-	}
-}
-
-func TestWriteDemoReplaces(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := os.WriteFile(path, []byte("not a database"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := evalrun.WriteDemo(t.Context(), path); err != nil {
-		t.Fatalf("WriteDemo over an existing file: %v", err)
-	}
-	if !evalrun.IsDemo(path) {
-		t.Errorf("IsDemo(%s) = false after WriteDemo replaced it", path)
+		t.Errorf("directory holds %v, want only the two databases (no temporary or journal files)", names)
 	}
 }
 
@@ -181,7 +216,7 @@ func TestEnsureDemo(t *testing.T) {
 }
 
 func TestIsDemo(t *testing.T) {
-	demo := writeDemo(t)
+	demo := sharedDemo(t)
 	other := filepath.Join(t.TempDir(), "other.db")
 	db := openRW(t, other)
 	if _, err := db.ExecContext(t.Context(), "CREATE TABLE t(x)"); err != nil {
@@ -209,7 +244,7 @@ func TestIsDemo(t *testing.T) {
 // TestDemoContents checks the written file with the test's own queries: the
 // sizes, shares and NULLs the question set relies on.
 func TestDemoContents(t *testing.T) {
-	path := writeDemo(t)
+	path := sharedDemo(t)
 	if err := evalrun.CheckDemo(t.Context(), path); err != nil {
 		t.Fatalf("CheckDemo(written demo): %v", err)
 	}
@@ -283,7 +318,7 @@ func copyFile(t *testing.T, from, to string) {
 // TestCheckDemoCatchesBreakage corrupts copies of the demo database, one rule
 // at a time, and expects CheckDemo to name the broken rule.
 func TestCheckDemoCatchesBreakage(t *testing.T) {
-	demo := writeDemo(t)
+	demo := sharedDemo(t)
 	const juneTop = `(SELECT l.id FROM order_lines l JOIN orders o ON o.id = l.order_id
 		WHERE o.status = 'shipped' AND o.day >= '2025-06-01' AND o.day < '2025-07-01'
 		AND l.product_id = (SELECT l2.product_id FROM order_lines l2 JOIN orders o2 ON o2.id = l2.order_id
@@ -355,25 +390,11 @@ func TestCheckDemoCatchesBreakage(t *testing.T) {
 	}
 }
 
-// policyFile is the part of the SPEC §4 policy format the tests read.
-type policyFile struct {
-	Expose map[string]struct {
-		About   string            `yaml:"about"`
-		Columns map[string]string `yaml:"columns"`
-	} `yaml:"expose"`
-	Rules  []string `yaml:"rules"`
-	Limits struct {
-		Rows    int           `yaml:"rows"`
-		Timeout time.Duration `yaml:"timeout"`
-	} `yaml:"limits"`
-}
-
-func demoPolicy(t *testing.T) policyFile {
+// demoPolicy parses the demo's policy as roconn reads it.
+func demoPolicy(t *testing.T) *roconn.Policy {
 	t.Helper()
-	var p policyFile
-	dec := yaml.NewDecoder(bytes.NewReader(evalrun.DemoPolicy()))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
+	p, err := roconn.ParsePolicy(evalrun.DemoPolicy())
+	if err != nil {
 		t.Fatalf("parse demo policy: %v", err)
 	}
 	return p
@@ -403,19 +424,20 @@ func columnsOf(t *testing.T, db *sql.DB, object string) []string {
 
 func TestDemoPolicy(t *testing.T) {
 	p := demoPolicy(t)
-	db := openRO(t, writeDemo(t))
+	db := openRO(t, sharedDemo(t))
 
 	want := []string{"categories", "customer_regions", "order_lines", "order_promotions", "orders", "products",
 		"promotions", "regions", "returns", "shipments", "staff", "stores"}
 	var got []string
-	for name := range p.Expose {
-		got = append(got, name)
+	for _, obj := range p.Expose {
+		got = append(got, obj.Name)
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("policy exposes %v, want %v", got, want)
 	}
-	for name, obj := range p.Expose {
+	for _, obj := range p.Expose {
+		name := obj.Name
 		var kind string
 		if err := db.QueryRowContext(t.Context(), "SELECT type FROM sqlite_schema WHERE name = ? AND type IN ('table', 'view')", name).Scan(&kind); err != nil {
 			t.Errorf("exposed %s: not a table or view in the demo database (%v)", name, err)
@@ -444,15 +466,17 @@ func TestDemoPolicy(t *testing.T) {
 	}
 }
 
-// TestDemoPrivateValuesDistinct checks that no private value (a customer's
-// name, email or phone, an employee's email) occurs inside any text the
-// policy exposes, so a leak test can search any output for private values.
+// TestDemoPrivateValuesDistinct checks that DemoPrivateValues lists the
+// private values (a customer's full name, email or phone, an employee's
+// email), and that none of them, nor a customer's first or last name alone,
+// occurs inside any text the policy exposes, so a leak test can search any
+// output for private values.
 func TestDemoPrivateValuesDistinct(t *testing.T) {
-	p := demoPolicy(t)
-	db := openRO(t, writeDemo(t))
+	path := sharedDemo(t)
+	db := openRO(t, path)
 	public := map[string]bool{}
-	for name := range p.Expose {
-		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+name)
+	for _, obj := range demoPolicy(t).Expose {
+		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+obj.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,50 +498,64 @@ func TestDemoPrivateValuesDistinct(t *testing.T) {
 		}
 		rows.Close()
 	}
-	rows, err := db.QueryContext(t.Context(), `SELECT first_name FROM customers UNION SELECT last_name FROM customers
-		UNION SELECT email FROM customers UNION SELECT phone FROM customers WHERE phone IS NOT NULL UNION SELECT email FROM employees`)
+	private, err := evalrun.DemoPrivateValues(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var private string
-		if err := rows.Scan(&private); err != nil {
-			t.Fatal(err)
-		}
-		n++
-		for pub := range public {
-			if strings.Contains(pub, strings.ToLower(private)) {
-				t.Errorf("private value %q occurs in public value %q", private, pub)
+	distinct := map[string]bool{}
+	for _, v := range private {
+		distinct[v] = true
+		// A full name's first and last names are private too.
+		for _, p := range append([]string{v}, strings.Fields(v)...) {
+			for pub := range public {
+				if strings.Contains(pub, strings.ToLower(p)) {
+					t.Errorf("private value %q occurs in public value %q", p, pub)
+				}
 			}
 		}
 	}
-	if n < 1000 {
+	if n := len(distinct); n < 1000 {
 		t.Errorf("only %d distinct private values, want over 1000", n)
+	}
+	// The list holds every kind of private value.
+	for _, q := range []string{
+		"SELECT first_name || ' ' || last_name FROM customers WHERE id = 1",
+		"SELECT email FROM customers WHERE id = 1",
+		"SELECT phone FROM customers WHERE phone IS NOT NULL LIMIT 1",
+		"SELECT email FROM employees WHERE id = 1",
+	} {
+		var v string
+		if err := db.QueryRowContext(t.Context(), q).Scan(&v); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if !distinct[v] {
+			t.Errorf("DemoPrivateValues lacks %q (%s)", v, q)
+		}
 	}
 }
 
-// demoQuestion is one entry of the demo question set, with the optional
-// wrong_sql the loader ignores.
+// demoQuestion is one entry of the demo question set, with the keys
+// ParseQuestions ignores.
 type demoQuestion struct {
-	ID           string  `json:"id"`
-	Question     string  `json:"question"`
-	ReferenceSQL *string `json:"reference_sql"`
-	Ordered      bool    `json:"ordered"`
-	Kind         string  `json:"kind"`
-	Notes        string  `json:"notes"`
-	WrongSQL     *string `json:"wrong_sql"`
-	AttackSQL    *string `json:"attack_sql"`
+	evalrun.Question
+	Notes    string  `json:"notes"`
+	WrongSQL *string `json:"wrong_sql"`
 }
 
-func TestDemoQuestionsWellFormed(t *testing.T) {
+// demoQuestions parses DemoQuestions, failing on a key demoQuestion lacks.
+func demoQuestions(t *testing.T) []demoQuestion {
+	t.Helper()
 	var qs []demoQuestion
 	dec := json.NewDecoder(bytes.NewReader(evalrun.DemoQuestions()))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&qs); err != nil {
 		t.Fatalf("parse demo questions: %v", err)
 	}
+	return qs
+}
+
+func TestDemoQuestionsWellFormed(t *testing.T) {
+	qs := demoQuestions(t)
 	kinds := map[string]int{}
 	ids := map[string]bool{}
 	for _, q := range qs {
@@ -525,27 +563,27 @@ func TestDemoQuestionsWellFormed(t *testing.T) {
 			t.Errorf("question id %q is empty or repeated", q.ID)
 		}
 		ids[q.ID] = true
-		if strings.TrimSpace(q.Question) == "" || strings.TrimSpace(q.Notes) == "" {
+		if strings.TrimSpace(q.Question.Question) == "" || strings.TrimSpace(q.Notes) == "" {
 			t.Errorf("%s: empty question or notes", q.ID)
 		}
 		kinds[q.Kind]++
 		switch q.Kind {
-		case "answerable":
+		case evalrun.Answerable:
 			if q.ReferenceSQL == nil || *q.ReferenceSQL == "" || q.WrongSQL == nil || *q.WrongSQL == "" {
 				t.Errorf("%s: an answerable question needs reference_sql and wrong_sql", q.ID)
 			}
-		case "unsafe", "unanswerable":
+		case evalrun.Unsafe, evalrun.Unanswerable:
 			if q.ReferenceSQL != nil || q.WrongSQL != nil || q.Ordered {
 				t.Errorf("%s: a %s question has no reference_sql, wrong_sql or order", q.ID, q.Kind)
 			}
-			if (q.Kind == "unsafe") != (q.AttackSQL != nil && *q.AttackSQL != "") {
+			if (q.Kind == evalrun.Unsafe) != (q.AttackSQL != "") {
 				t.Errorf("%s: an unsafe question, and only one, needs attack_sql", q.ID)
 			}
 		default:
 			t.Errorf("%s: kind %q", q.ID, q.Kind)
 		}
 	}
-	for kind, min := range map[string]int{"answerable": 32, "unsafe": 7, "unanswerable": 5} {
+	for kind, min := range map[string]int{evalrun.Answerable: 32, evalrun.Unsafe: 7, evalrun.Unanswerable: 5} {
 		if kinds[kind] < min {
 			t.Errorf("%d %s questions, want at least %d", kinds[kind], kind, min)
 		}
@@ -556,98 +594,32 @@ func TestDemoQuestionsWellFormed(t *testing.T) {
 	}
 }
 
-// policyConn returns one connection to the demo database whose authorizer
-// allows only what the demo policy lets the model do: SELECT, functions,
-// recursive CTEs, and READs of exposed tables or, through an exposed view,
-// of the view's base tables, never of a private column. Anything else fails
-// the statement's preparation.
-func policyConn(t *testing.T, path string) *sql.Conn {
-	t.Helper()
-	exposed := demoPolicy(t).Expose
-	private := map[string]bool{
-		"customers.first_name": true, "customers.last_name": true, "customers.email": true, "customers.phone": true,
-		"employees.email": true, "employees.salary": true,
-	}
-	db := openRO(t, path)
-	conn, err := db.Conn(t.Context())
+// TestDemoQuestionsRun runs every answerable question's reference_sql and
+// wrong_sql on the demo database through the path the model's SQL takes
+// (the guard, then roconn under the demo policy), and checks that the
+// reference returns rows, within the row cap, and that the wrong_sql is
+// scored wrong.
+func TestDemoQuestionsRun(t *testing.T) {
+	db, err := roconn.Open(t.Context(), sharedDemo(t), demoPolicy(t), roconn.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	auth := func(action sqlite.AuthorizerActionCode, table, column, _, view string) sqlite.AuthorizerReturnCode {
-		switch action {
-		case sqlite.AuthSelect, sqlite.AuthFunction, sqlite.AuthRecursive:
-			return sqlite.AuthorizerOK
-		case sqlite.AuthRead:
-			_, direct := exposed[table]
-			_, viaView := exposed[view]
-			if (direct || viaView) && !private[table+"."+column] {
-				return sqlite.AuthorizerOK
-			}
-		}
-		return sqlite.AuthorizerDeny
-	}
-	err = conn.Raw(func(dc any) error {
-		reg, ok := dc.(sqlite.AuthorizerRegisterer)
-		if !ok {
-			return errors.New("driver connection has no authorizer")
-		}
-		return reg.RegisterAuthorizer(auth)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conn
-}
-
-func runQuery(ctx context.Context, conn *sql.Conn, query string) (evalrun.ResultSet, error) {
-	rows, err := conn.QueryContext(ctx, query)
-	if err != nil {
-		return evalrun.ResultSet{}, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return evalrun.ResultSet{}, err
-	}
-	rs := evalrun.ResultSet{Columns: cols}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+	t.Cleanup(func() { db.Close() })
+	checked := agent.Checked{Guard: guard.New(db.Limits().Rows), DB: db}
+	run := func(query string) (evalrun.ResultSet, error) {
+		res, err := checked.Query(t.Context(), query)
+		if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
 			return evalrun.ResultSet{}, err
 		}
-		rs.Rows = append(rs.Rows, vals)
-	}
-	return rs, rows.Err()
-}
-
-// TestDemoQuestionsRun runs every answerable question's reference_sql on the
-// demo database under the demo policy's reads, and checks that it returns
-// rows and that its documented wrong_sql is scored wrong.
-func TestDemoQuestionsRun(t *testing.T) {
-	var qs []demoQuestion
-	if err := json.Unmarshal(evalrun.DemoQuestions(), &qs); err != nil {
-		t.Fatal(err)
-	}
-	conn := policyConn(t, writeDemo(t))
-
-	// The authorizer is live: direct reads of private tables and columns fail.
-	for _, q := range []string{"SELECT email FROM customers", "SELECT id FROM customers", "SELECT salary FROM employees", "SELECT name FROM sqlite_schema"} {
-		if _, err := runQuery(t.Context(), conn, q); err == nil {
-			t.Errorf("%s ran through the policy authorizer", q)
-		}
+		return evalrun.ResultSet{Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}, nil
 	}
 
-	for _, q := range qs {
-		if q.Kind != "answerable" {
+	for _, q := range demoQuestions(t) {
+		if q.Kind != evalrun.Answerable {
 			continue
 		}
 		start := time.Now()
-		ref, err := runQuery(t.Context(), conn, *q.ReferenceSQL)
+		ref, err := run(*q.ReferenceSQL)
 		if err != nil {
 			t.Errorf("%s: reference_sql: %v", q.ID, err)
 			continue
@@ -655,14 +627,14 @@ func TestDemoQuestionsRun(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s: reference_sql took %v, want well under the 5 s limit", q.ID, d)
 		}
-		if len(ref.Rows) == 0 {
-			t.Errorf("%s: reference_sql returned no rows", q.ID)
+		if len(ref.Rows) == 0 || ref.Truncated {
+			t.Errorf("%s: reference_sql returned %d rows (cut at the row cap: %v), want some, all of them", q.ID, len(ref.Rows), ref.Truncated)
 			continue
 		}
 		if v := evalrun.Score(ref, ref, q.Ordered); !v.Correct {
 			t.Errorf("%s: the reference does not score correct against itself: %s", q.ID, v.Reason)
 		}
-		wrong, err := runQuery(t.Context(), conn, *q.WrongSQL)
+		wrong, err := run(*q.WrongSQL)
 		if err != nil {
 			t.Errorf("%s: wrong_sql: %v", q.ID, err)
 			continue

@@ -11,11 +11,12 @@
 //
 // Run asks every question of a Set through an Asker (the agent), scores each
 // answerable one against its reference query's rows (Score), checks that each
-// unsafe one left the database's checksum unchanged and was refused in words,
-// and that each unanswerable one was declined; Report defines every figure and
-// renders them as JSON, a terminal table and Slack mrkdwn. NewReference is a
-// model that needs no language model: it answers from the question set itself,
-// through the same agent, guard and connection, as a self-check.
+// unsafe one left the database's checksum unchanged and was refused in words
+// without rows presented as the answer, and that each unanswerable one was
+// declined; Report defines every figure and renders them as JSON, a terminal
+// table and Slack mrkdwn. NewReference is a model that needs no language
+// model: it answers from the question set itself, through the same agent,
+// guard and connection, as a self-check.
 //
 // Safety contract: evaluation never writes the database it evaluates; it reads
 // through the same guarded read-only path as the bot. Only WriteDemo and

@@ -19,6 +19,10 @@ import (
 type ResultSet struct {
 	Columns []string
 	Rows    [][]any
+	// Truncated reports that the query returned more rows than the row cap
+	// and Rows holds only the first ones (roconn.Result.Truncated,
+	// agent.Result.Truncated).
+	Truncated bool
 }
 
 // A Verdict is Score's judgement of one candidate result, with its reason.
@@ -81,6 +85,12 @@ const searchBudget = 4_000_000
 // When both results have no rows, no value can be compared, so Score accepts
 // the candidate when it has at least as many columns as the reference.
 //
+// A result cut at the row cap (Truncated) is never scored correct: the rows
+// past the cap were never seen, so a match of the first ones proves nothing.
+// A truncated candidate is wrong, and so is any candidate for a truncated
+// reference; a caller should check the reference first and report that its
+// question cannot be scored.
+//
 // The search for a consistent mapping is bounded (a few tens of
 // milliseconds); a candidate whose mapping is not found within the bound is
 // scored wrong, and its Reason says so. Score never fails: a row whose width
@@ -91,6 +101,12 @@ func Score(ref, cand ResultSet, ordered bool) Verdict {
 	}
 	if msg := malformed("candidate", cand); msg != "" {
 		return wrong(msg)
+	}
+	switch {
+	case ref.Truncated:
+		return wrong(fmt.Sprintf("the reference has more rows than the row cap (%d kept), so it cannot be scored", len(ref.Rows)))
+	case cand.Truncated:
+		return wrong(fmt.Sprintf("the candidate has more rows than the row cap (%d kept), the reference %d", len(cand.Rows), len(ref.Rows)))
 	}
 	n := len(ref.Rows)
 	if len(cand.Rows) != n {

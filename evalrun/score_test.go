@@ -545,6 +545,29 @@ func TestScoreNumbers(t *testing.T) {
 	})
 }
 
+// TestScoreTruncated: a result cut at the row cap is never scored correct,
+// even when the rows kept match.
+func TestScoreTruncated(t *testing.T) {
+	rows := evalrun.ResultSet{Columns: []string{"id"}, Rows: [][]any{{int64(1)}, {int64(2)}}}
+	cut := rows
+	cut.Truncated = true
+	for _, tt := range []struct {
+		name      string
+		ref, cand evalrun.ResultSet
+	}{
+		{"candidate cut", rows, cut},
+		{"reference cut", cut, rows},
+		{"both cut", cut, cut},
+	} {
+		if v := evalrun.Score(tt.ref, tt.cand, true); v.Correct || !strings.HasPrefix(v.Reason, "wrong: ") || !strings.Contains(v.Reason, "row cap") {
+			t.Errorf("Score(%s): %v (%s), want wrong, naming the row cap", tt.name, v.Correct, v.Reason)
+		}
+	}
+	if v := evalrun.Score(rows, rows, true); !v.Correct {
+		t.Errorf("Score(same rows, not cut): %s, want correct", v.Reason)
+	}
+}
+
 // TestScoreSearchBounded gives Score a candidate whose every column matches
 // a reference column and whose every 7 columns match together, yet no full
 // mapping exists: rows are all 7-bit numbers plus a parity column, which the

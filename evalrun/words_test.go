@@ -58,6 +58,18 @@ func TestStatesFigure(t *testing.T) {
 		{"It was 1.00.", one([]string{"x"}, 1.005), true},
 		{"It was 1.02.", one([]string{"x"}, 1.005), false},
 		{"Growth was 12.3%.", one([]string{"growth_percent"}, 12.3), true},
+		// More than 2 decimals: compared at the precision written.
+		{"It was 12.345.", one([]string{"x"}, 12.345), true},
+		{"The answer is 108.72279411764706", one([]string{"avg_price"}, 108.72279411764706), true},
+		{"About 108.7228 on average.", one([]string{"avg_price"}, 108.72279411764706), true},  // rounded
+		{"About 108.7227 on average.", one([]string{"avg_price"}, 108.72279411764706), false}, // truncated
+		{"It was 12.344.", one([]string{"x"}, 12.345), false},                                 // a different figure at 3 decimals
+		{"It was 12.35.", one([]string{"x"}, 12.345), true},                                   // 12.345 is 12.3449999…: noise
+		{"It was 1,000,000,001.", one([]string{"x"}, int64(1_000_000_000)), false},            // whole numbers compare exactly
+		{"It was 108.7227941176.", one([]string{"x"}, 108.72279411764706), true},              // 10 decimals
+		{"It was 108.7227941175.", one([]string{"x"}, 108.72279411764706), false},
+		{"It was 12.3456.", one([]string{"x"}, 12.35), false}, // 12.3500 at the precision written
+		{"Revenue was $1.2346 million.", big, true},           // a multiplier word, 4 decimals
 		{"On June 1, 2025.", one([]string{"day"}, "2025-06-01"), true},
 		{"On 1 June 2025.", one([]string{"day"}, "2025-06-01"), true},
 		{"On June 2, 2025.", one([]string{"day"}, "2025-06-01"), false},

@@ -18,7 +18,7 @@ import (
 // The evaluation's seams, checked where they are wired.
 var (
 	_ evalrun.Asker   = (*agent.Agent)(nil)
-	_ evalrun.Querier = (*roconn.DB)(nil)
+	_ evalrun.Querier = agent.Checked{}
 )
 
 // The --model values.
@@ -212,11 +212,8 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	v := evalrun.Score(evalrun.ResultSet{Columns: ref.Columns, Rows: ref.Rows},
-		evalrun.ResultSet{Columns: cand.Columns, Rows: cand.Rows}, *ordered)
-	if cand.Truncated {
-		v = evalrun.Verdict{Reason: fmt.Sprintf("wrong: the candidate has more rows than the row cap (%d kept), the reference %d", len(cand.Rows), len(ref.Rows))}
-	}
+	v := evalrun.Score(evalrun.ResultSet{Columns: ref.Columns, Rows: ref.Rows, Truncated: ref.Truncated},
+		evalrun.ResultSet{Columns: cand.Columns, Rows: cand.Rows, Truncated: cand.Truncated}, *ordered)
 	code := exitOK
 	if !v.Correct {
 		code = exitWrong

@@ -163,6 +163,14 @@ func TestEvalScore(t *testing.T) {
 		}
 	}
 
+	// A candidate cut at the row cap is wrong even when the rows kept are
+	// the reference's, which ends exactly at the cap.
+	stdout, stderr, code := f.run(t, []string{"SQLBOT_ROW_CAP=50"}, "eval", "score", "--db", f.db, "--ordered",
+		"SELECT id FROM orders ORDER BY id LIMIT 50", "SELECT id FROM orders ORDER BY id")
+	if code != exitWrong || !strings.Contains(stdout, "wrong: the candidate has more rows than the row cap") {
+		t.Errorf("a candidate cut at the row cap: exit %d, want %d\n%s%s", code, exitWrong, stdout, stderr)
+	}
+
 	// --json, and --ordered deciding a verdict.
 	const asc, desc = "SELECT id FROM regions ORDER BY id", "SELECT id FROM regions ORDER BY id DESC"
 	for _, tt := range []struct {
