@@ -30,33 +30,32 @@ import (
 func (g *Guard) Check(query string) (string, error) {
 	a := analyze(query)
 	if a.refusal != nil {
-		if a.refusal.Rule < numRules {
-			g.refused[a.refusal.Rule].Add(1)
-		}
+		g.refused[a.refusal.Rule].Add(1)
 		return "", a.refusal
 	}
 	stmt := strings.TrimRight(query[:a.end], sqlSpace)
 	if a.hasLimit {
 		return stmt, nil
 	}
-	n := g.rowCap
-	if n < 1 {
-		n = 1 // a zero Guard must still cap, and LIMIT 0 or a negative LIMIT would not
+	suffix := g.limit
+	if suffix == "" {
+		suffix = limitSuffix(0) // a zero Guard must still cap
 	}
-	var num [20]byte
-	digits := strconv.AppendInt(num[:0], int64(n)+1, 10)
-	var b strings.Builder
-	b.Grow(len(stmt) + len(limitPrefix) + len(digits))
-	b.WriteString(stmt)
-	b.WriteString(limitPrefix)
-	b.Write(digits)
-	return b.String(), nil
+	return stmt + suffix, nil
+}
+
+// limitSuffix returns the line Check appends to a statement with no LIMIT
+// of its own: "\nLIMIT <rowCap+1>", with a rowCap below 1 taken as 1 (LIMIT 0
+// or a negative LIMIT would not cap).
+func limitSuffix(rowCap int) string {
+	return "\nLIMIT " + strconv.Itoa(max(rowCap, 1)+1)
 }
 
 const (
-	limitPrefix = "\nLIMIT "
-	// sqlSpace is exactly the set of bytes SQLite's tokenizer treats as space
-	// (not \v, which it treats as an illegal character).
+	// sqlSpace is the set of bytes that start a run of space to SQLite's
+	// tokenizer. \v is not one: SQLite takes it as space only right after
+	// one of these, and as an illegal token anywhere else. The guard always
+	// takes it as a token, which can only refuse more.
 	sqlSpace = " \t\n\f\r"
 	// maxNameInReason bounds how much of a model-written name a Reason repeats.
 	maxNameInReason = 64
@@ -245,12 +244,9 @@ func forbiddenFunction(q string, t token) string {
 		// forbidden name, and a prefix match does not care.
 		name = name[1 : len(name)-1]
 	}
-	switch len(name) {
-	case 4, 8, 9, 10, 14:
-		for _, f := range [...]string{"load_extension", "randomblob", "zeroblob", "readfile", "writefile", "edit", "fts3_tokenizer"} {
-			if equalFold(name, f) {
-				return f
-			}
+	for _, f := range [...]string{"load_extension", "randomblob", "zeroblob", "readfile", "writefile", "edit", "fts3_tokenizer"} {
+		if equalFold(name, f) {
+			return f
 		}
 	}
 	for _, p := range [...]string{"sqlite_", "pragma_"} {

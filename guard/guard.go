@@ -56,14 +56,15 @@ func (r *Refusal) Error() string { return fmt.Sprintf("guard: refused (%v): %s",
 // A Guard checks statements against a row cap and counts its refusals.
 // It is safe for concurrent use.
 type Guard struct {
-	rowCap  int
+	limit   string // what Check appends: "\nLIMIT <rowCap+1>"; "" in a zero Guard
 	refused [numRules]atomic.Int64
 }
 
 // New returns a Guard that appends LIMIT rowCap+1 to statements without a
 // top-level LIMIT (one row more than the cap, so the caller can tell that rows
-// were cut). rowCap should be positive; Check treats a smaller one as 1.
-func New(rowCap int) *Guard { return &Guard{rowCap: rowCap} }
+// were cut). rowCap should be positive; Check treats a smaller one as 1, and
+// so does the zero Guard.
+func New(rowCap int) *Guard { return &Guard{limit: limitSuffix(rowCap)} }
 
 // Refusals returns the number of refusals so far, by rule name.
 func (g *Guard) Refusals() map[string]int64 {

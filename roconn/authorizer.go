@@ -52,7 +52,8 @@ type access struct {
 	// present whenever any column is (see buildAccess for the one exception),
 	// and alone for a table that an exposed view reads only that way.
 	pairs map[string]map[string]bool
-	// tables holds every table and view in the database, sqlite_* included.
+	// tables holds every user table and view in the database; sqlite_*
+	// names are refused by their prefix.
 	tables map[string]bool
 }
 
@@ -121,10 +122,7 @@ func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName s
 // writeWhat names a denied action the way a person would write it.
 func writeWhat(action sqlite.AuthorizerActionCode, arg1, arg2 string) string {
 	n1, n2 := clipName(arg1), clipName(arg2)
-	if (action == sqlite.AuthInsert || action == sqlite.AuthUpdate || action == sqlite.AuthDelete) &&
-		strings.HasPrefix(fold(arg1), "sqlite_") {
-		// CREATE and DROP ask to change sqlite_schema before they name what
-		// they create or drop, and SQLite stops at the first denial.
+	if schemaTableWrite(action, arg1) {
 		return "changes to the schema"
 	}
 	switch action {
@@ -164,6 +162,15 @@ func writeWhat(action sqlite.AuthorizerActionCode, arg1, arg2 string) string {
 	return fmt.Sprintf("action %d", int(action))
 }
 
+// schemaTableWrite reports whether action changes table, a sqlite_* table.
+// Some statements ask that before they name what they do: CREATE and DROP
+// change sqlite_schema first, ANALYZE sqlite_stat1; SQLite stops compiling
+// CREATE and DROP at the first denial, so the reason must cover them.
+func schemaTableWrite(action sqlite.AuthorizerActionCode, table string) bool {
+	return (action == sqlite.AuthInsert || action == sqlite.AuthUpdate || action == sqlite.AuthDelete) &&
+		strings.HasPrefix(fold(table), "sqlite_")
+}
+
 // clipName keeps a name that came from the statement short in a reason: it
 // is echoed to the model and the user, and the model chose it.
 func clipName(s string) string {
@@ -193,11 +200,9 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	if ok {
 		return sqlite.AuthorizerOK
 	}
-	// Some statements ask to change a sqlite_* table before they name what
-	// they do (ANALYZE); when SQLite keeps asking after that denial, the
-	// clearer, later reason replaces the first.
-	weak := (action == sqlite.AuthInsert || action == sqlite.AuthUpdate || action == sqlite.AuthDelete) &&
-		strings.HasPrefix(fold(arg1), "sqlite_")
+	// When SQLite keeps asking after denying a change to a sqlite_* table
+	// (as for ANALYZE), the clearer, later reason replaces the first.
+	weak := schemaTableWrite(action, arg1)
 	s.mu.Lock()
 	if s.denied == "" || s.weak && !weak {
 		s.denied, s.weak = reason, weak

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"hash"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,14 +28,11 @@ import (
 // with no policy: Checksum is for the operator and the evaluation, never for
 // model SQL.
 func Checksum(ctx context.Context, path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	dsn, err := fileDSN(path)
 	if err != nil {
 		return "", fmt.Errorf("roconn: checksum %s: %w", path, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return "", fmt.Errorf("roconn: checksum %s: %w", path, err)
-	}
-	pool := sql.OpenDB(&plainConnector{driver: &sqlite.Driver{}, dsn: dsnFor(abs)})
+	pool := sql.OpenDB(&plainConnector{driver: &sqlite.Driver{}, dsn: dsn})
 	defer pool.Close()
 	pool.SetMaxOpenConns(1)
 	conn, err := pool.Conn(ctx)

@@ -6,7 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 
@@ -21,11 +24,8 @@ var (
 	_ sqliteConn       = (*physConn)(nil)
 )
 
-// SQLite limit ids for sqlite.Limit (sqlite3_limit).
-const (
-	limitLength   = sqlite3.SQLITE_LIMIT_LENGTH
-	limitAttached = sqlite3.SQLITE_LIMIT_ATTACHED
-)
+// errWritable is why Connect refuses a connection that can write the file.
+var errWritable = errors.New("connection is not read-only")
 
 // dsnFor returns the read-only URI for the database file at the absolute path
 // abs. The path is escaped, so '?', '#' and '%' in a file name cannot add or
@@ -33,6 +33,24 @@ const (
 // fail, rather than create it, when it is missing.
 func dsnFor(abs string) string {
 	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?mode=ro"
+}
+
+// fileDSN returns the read-only URI (see dsnFor) of the regular file at path,
+// made absolute. An error for a missing file wraps os.ErrNotExist; callers
+// add what they were doing and the path.
+func fileDSN(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	return dsnFor(abs), nil
 }
 
 // sqliteConn is every interface a modernc.org/sqlite connection implements
@@ -54,12 +72,8 @@ type sqliteConn interface {
 type physConn struct {
 	sqliteConn
 	auth   *authState // nil on a connection that has no authorizer of ours
-	handle uintptr    // the sqlite3* of the connection, for sqlite3_interrupt
+	handle uintptr    // the sqlite3* of the connection, for sqlite3_interrupt and sqlite3_limit
 }
-
-// Unwrap returns the driver's own connection; sqlite.Limit looks through
-// wrappers with it.
-func (c *physConn) Unwrap() driver.Conn { return c.sqliteConn }
 
 // interrupt stops the statement running on c, if any, as sqlite3_interrupt
 // does: it may be called from any goroutine while the connection is open.
@@ -96,9 +110,10 @@ func (c *physConn) watch(ctx context.Context) (stop func()) {
 
 // sqliteHandle returns the sqlite3* of a modernc.org/sqlite connection. The
 // driver keeps it in the unexported field db; reading it is the only way to
-// call sqlite3_interrupt outside QueryContext (see watch). If a driver
-// upgrade renames the field, Connect fails and so does Open: roconn never
-// serves without a working timeout.
+// call sqlite3_interrupt outside QueryContext (see watch), and sqlite3_limit
+// while the connection is being opened (see setLimits). If a driver upgrade
+// renames the field, Connect fails and so does Open: roconn never serves
+// without a working timeout.
 func sqliteHandle(dc driver.Conn) (uintptr, error) {
 	v := reflect.ValueOf(dc)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -111,6 +126,33 @@ func sqliteHandle(dc driver.Conn) (uintptr, error) {
 	return uintptr(f.Uint()), nil
 }
 
+// setLimits sets, on the connection handle, the SQLite limits roconn relies
+// on, and reads each back: a limit that did not take is an error.
+//
+// The attached-database limit is 0: VACUUM INTO and ATTACH open a second
+// file read-write even on a mode=ro connection, and with no attach slots they
+// cannot. The length limit (SQLITE_LIMIT_LENGTH) is valueBytes, if positive;
+// SQLite lowers a larger one to its compile-time maximum.
+func setLimits(handle uintptr, valueBytes int) error {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	set := func(id int32, name string, n int) error {
+		want := int32(min(n, math.MaxInt32))
+		sqlite3.Xsqlite3_limit(tls, handle, id, want)
+		if got := sqlite3.Xsqlite3_limit(tls, handle, id, -1); got < 0 || got > want {
+			return fmt.Errorf("set %s limit to %d: it is %d", name, want, got)
+		}
+		return nil
+	}
+	if err := set(sqlite3.SQLITE_LIMIT_ATTACHED, "attached", 0); err != nil {
+		return err
+	}
+	if valueBytes > 0 {
+		return set(sqlite3.SQLITE_LIMIT_LENGTH, "length", valueBytes)
+	}
+	return nil
+}
+
 // A connector opens the physical connections of one pool through a driver
 // of its own, never the process-wide one registered as "sqlite": two DBs in
 // one process, or a program that also uses sql.Open("sqlite", ...), cannot
@@ -118,6 +160,8 @@ func sqliteHandle(dc driver.Conn) (uintptr, error) {
 type connector struct {
 	driver *sqlite.Driver
 	dsn    string
+	// valueBytes is the length limit set on every connection (0: SQLite's).
+	valueBytes int
 	// newFn returns the authorizer for a new connection, and the state
 	// Query reads back (nil on the privileged connection). modules are the
 	// connection's virtual table modules.
@@ -128,9 +172,10 @@ type connector struct {
 }
 
 // newConnector returns a connector for dsn whose connection hook installs the
-// authorizer newFn returns on every physical connection.
-func newConnector(dsn string, newFn func(modules map[string]bool) (sqlite.AuthorizerFn, *authState)) *connector {
-	c := &connector{driver: &sqlite.Driver{}, dsn: dsn, newFn: newFn, fresh: map[any]*authState{}}
+// authorizer newFn returns on every physical connection, and whose Connect
+// sets the limits of setLimits with valueBytes.
+func newConnector(dsn string, valueBytes int, newFn func(modules map[string]bool) (sqlite.AuthorizerFn, *authState)) *connector {
+	c := &connector{driver: &sqlite.Driver{}, dsn: dsn, valueBytes: valueBytes, newFn: newFn, fresh: map[any]*authState{}}
 	c.driver.RegisterConnectionHook(c.hook)
 	return c
 }
@@ -159,8 +204,8 @@ func (c *connector) hook(dc sqlite.ExecQuerierContext, _ string) error {
 }
 
 // Connect opens one physical connection. It fails closed: a connection whose
-// hook did not run, that is not read-only, or that cannot be interrupted is
-// closed and never reaches the pool.
+// hook did not run, that is not read-only, that cannot be interrupted or
+// whose limits did not take is closed and never reaches the pool.
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -181,6 +226,9 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	return pc, nil
 }
 
+// wrap checks a newly opened driver connection, sets its limits and returns
+// it as a physConn; hooked says whether the connection hook ran for it. An
+// error says why the connection may not be used.
 func (c *connector) wrap(dc driver.Conn, st *authState, hooked bool) (*physConn, error) {
 	if !hooked {
 		return nil, errors.New("connection hook did not run")
@@ -193,11 +241,16 @@ func (c *connector) wrap(dc driver.Conn, st *authState, hooked bool) (*physConn,
 	if !ok {
 		return nil, fmt.Errorf("a %T cannot report whether it is read-only", dc)
 	}
-	if isRO, err := ro.IsReadOnly("main"); err != nil || !isRO {
-		return nil, fmt.Errorf("connection is not read-only (%v)", err)
+	if isRO, err := ro.IsReadOnly("main"); err != nil {
+		return nil, fmt.Errorf("%w: %w", errWritable, err)
+	} else if !isRO {
+		return nil, errWritable
 	}
 	h, err := sqliteHandle(dc)
 	if err != nil {
+		return nil, err
+	}
+	if err := setLimits(h, c.valueBytes); err != nil {
 		return nil, err
 	}
 	return &physConn{sqliteConn: sc, auth: st, handle: h}, nil

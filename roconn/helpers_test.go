@@ -75,8 +75,8 @@ func layerOf(err error) roconn.Layer {
 	return ""
 }
 
-// sha256File returns the SHA-256 of the file's bytes.
-func sha256File(t *testing.T, path string) [32]byte {
+// fileSum returns the SHA-256 of the file's bytes.
+func fileSum(t testing.TB, path string) [32]byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

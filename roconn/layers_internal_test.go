@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"modernc.org/libc"
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // fixtureRW writes testdata/fixture.sql to a new database and returns its
@@ -39,36 +43,16 @@ func fileHash(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// writeStatements returns statements that would change the fixture, for the
-// tests of one layer alone; the files they would create are in dir.
-func writeStatements(dir string) []string {
-	return []string{
-		"INSERT INTO orders(id, customer_id, day, status, total) VALUES (99, 1, 'd', 's', 1)",
-		"INSERT INTO orders SELECT id + 100, customer_id, day, status, total, note, receipt FROM orders RETURNING id",
-		"UPDATE orders SET total = 0",
-		"DELETE FROM orders",
-		"REPLACE INTO orders(id, customer_id, day, status, total) VALUES (1, 1, 'd', 's', 0)",
-		"CREATE TABLE x(a)",
-		"CREATE TEMP TABLE x(a)",
-		"CREATE INDEX i ON orders(status)",
-		"CREATE VIEW v AS SELECT 1",
-		"CREATE TRIGGER tr AFTER INSERT ON orders BEGIN DELETE FROM orders; END",
-		"DROP TABLE secrets",
-		"DROP INDEX orders_day",
-		"DROP VIEW customer_regions",
-		"ALTER TABLE orders ADD COLUMN x",
-		"ALTER TABLE orders RENAME TO o2",
-		"VACUUM",
-		"VACUUM INTO '" + dir + "/copy.db'",
-		"ATTACH '" + dir + "/other.db' AS o",
-		"PRAGMA user_version = 7",
-		"PRAGMA journal_mode = WAL",
-		"REINDEX",
-		"REINDEX orders_day",
-		"ANALYZE",
-		"BEGIN IMMEDIATE",
-		"SAVEPOINT s",
+// writeStatements returns the statements of testdata/writes.sql, which
+// would change the fixture, for the tests of one layer alone; the files they
+// would create are in dir.
+func writeStatements(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range LoadCorpus(t, "writes.sql", dir) {
+		out = append(out, r.SQL)
 	}
+	return out
 }
 
 // TestProgramCheckAlone: the EXPLAIN check, given the program of each write
@@ -84,7 +68,7 @@ func TestProgramCheckAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, q := range append(writeStatements(dir), "COMMIT", "DETACH o") {
+	for _, q := range writeStatements(t, dir) {
 		prog, err := explain(ctx, conn, q)
 		if err != nil {
 			t.Errorf("EXPLAIN %s: %v", q, err)
@@ -207,7 +191,7 @@ func TestAuthorizerAlone(t *testing.T) {
 	defer pool.Close()
 	pool.SetMaxOpenConns(1)
 
-	for _, q := range writeStatements(dir) {
+	for _, q := range writeStatements(t, dir) {
 		st.reset()
 		_, err := pool.ExecContext(ctx, q)
 		if err == nil || st.denial() == "" {
@@ -275,6 +259,27 @@ func TestScan(t *testing.T) {
 		{"SELECT :a", 1, "select", true},
 		{"SELECT ':a', '?', '$x'", 1, "select", false},
 		{"SELECT [a]]; x", 2, "select", false},
+		// '$' continues a name, as in SQLite; only at the start of a token
+		// is it a parameter.
+		{"SELECT a$b FROM t", 1, "select", false},
+		{"SELECT 1 AS a$b; SELECT c$$", 2, "select", false},
+		{"SELECT é$, _$x FROM t", 1, "select", false},
+		{"SELECT x$'a'; y", 2, "select", false}, // the name x$, then a string
+		{"SELECT 1$", 1, "select", false},       // SQLite: an illegal token, one statement
+		{"SELECT a $b", 1, "select", true},
+		{"SELECT a.$b", 1, "select", true},
+		{"SELECT 'a'$b", 1, "select", true},
+		{"SELECT a$(';')", 1, "select", false}, // a$, then a call: the string is a string
+		{"select$ 1", 1, "select$", false},
+		// SQLite's tokenizer treats \v as space only inside a run of
+		// whitespace that another space character starts; a token that
+		// starts with \v is illegal (and so a statement of its own).
+		{"SELECT 1 \v", 1, "select", false},
+		{"SELECT 1; \v\v", 1, "select", false},
+		{"SELECT 1; -- c\n\v", 1, "select", false},
+		{"SELECT 1;\v", 2, "select", false},
+		{"SELECT 1; /* c */\v", 2, "select", false},
+		{"\v", 1, "", false},
 	} {
 		sh := scan(tt.query)
 		if len(sh.stmts) != tt.stmts || sh.first != tt.first || sh.params != tt.params {
@@ -309,14 +314,127 @@ func TestValue(t *testing.T) {
 	}
 }
 
-// TestConnectFailsClosed: a connection whose hook did not run, or that
-// cannot be interrupted, never reaches the pool.
+// TestConnectFailsClosed: a connection whose hook did not run, that can
+// write, or that cannot be interrupted never reaches the pool.
 func TestConnectFailsClosed(t *testing.T) {
+	path, rw := fixtureRW(t)
+	rw.Close()
 	c := &connector{}
 	if _, err := c.wrap(nil, nil, false); err == nil {
 		t.Error("wrap of an unhooked connection succeeded")
 	}
 	if _, err := sqliteHandle(nil); err == nil {
 		t.Error("sqliteHandle(nil) succeeded")
+	}
+
+	open := func(dsn string) driver.Conn {
+		t.Helper()
+		dc, err := (&sqlite.Driver{}).Open(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { dc.Close() })
+		return dc
+	}
+	st := &authState{access: &access{}}
+	if _, err := c.wrap(open(path), st, true); !errors.Is(err, errWritable) {
+		t.Errorf("wrap of a read-write connection: %v, want %v", err, errWritable)
+	}
+	// The same file opened read-only passes, so the refusal above was for
+	// being writable and nothing else.
+	if pc, err := c.wrap(open(dsnFor(path)), st, true); err != nil || pc.auth != st {
+		t.Errorf("wrap of a read-only connection: %v, %v", pc, err)
+	}
+}
+
+// TestConnectSetsLimits: every physical connection gets the length and
+// attach limits when it is opened, before any Query. The connections here
+// allow everything, so only the limits can stop the statements.
+func TestConnectSetsLimits(t *testing.T) {
+	ctx := context.Background()
+	path, rw := fixtureRW(t)
+	rw.Close()
+	const valueBytes = 1000
+	allowAll := func(sqlite.AuthorizerActionCode, string, string, string, string) sqlite.AuthorizerReturnCode {
+		return sqlite.AuthorizerOK
+	}
+	c := newConnector(dsnFor(path), valueBytes, func(map[string]bool) (sqlite.AuthorizerFn, *authState) {
+		return allowAll, &authState{access: &access{}}
+	})
+	pool := openPool(c, 1)
+	defer pool.Close()
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pc, err := physOf(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tls := libc.NewTLS()
+	defer tls.Close()
+	if got := sqlite3.Xsqlite3_limit(tls, pc.handle, sqlite3.SQLITE_LIMIT_LENGTH, -1); got != valueBytes {
+		t.Errorf("length limit %d, want %d", got, valueBytes)
+	}
+	if got := sqlite3.Xsqlite3_limit(tls, pc.handle, sqlite3.SQLITE_LIMIT_ATTACHED, -1); got != 0 {
+		t.Errorf("attached limit %d, want 0", got)
+	}
+	var s string
+	if err := conn.QueryRowContext(ctx, "SELECT printf('%.*c', 999, 'x')").Scan(&s); err != nil {
+		t.Errorf("a value under the limit: %v", err)
+	}
+	var se *sqlite.Error
+	if err := conn.QueryRowContext(ctx, "SELECT printf('%.*c', 1001, 'x')").Scan(&s); !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_TOOBIG {
+		t.Errorf("a value over the limit: %v, want SQLITE_TOOBIG", err)
+	}
+	dir := t.TempDir()
+	for _, q := range []string{"ATTACH ':memory:' AS m", "VACUUM INTO '" + dir + "/copy.db'"} {
+		if _, err := conn.ExecContext(ctx, q); err == nil {
+			t.Errorf("%s succeeded with no attach slots", q)
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("files were created: %v", files)
+	}
+}
+
+// TestOpenProbes: Open's second probe reaches the program check and only it:
+// compiling VACUUM asks the authorizer nothing, and the check refuses its
+// program. A probe that Query lets through fails Open's proof.
+func TestOpenProbes(t *testing.T) {
+	ctx := context.Background()
+	path, rw := fixtureRW(t)
+	rw.Close()
+	db, err := Open(ctx, path, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := physOf(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.auth.reset()
+	prog, err := explain(ctx, conn, "VACUUM")
+	if err != nil || pc.auth.denial() != "" {
+		t.Fatalf("EXPLAIN VACUUM: %v, denial %q; want it compiled with no denial", err, pc.auth.denial())
+	}
+	if r := checkProgram(prog).refusal(DefaultColumns); r == nil || r.Layer != LayerReadOnly {
+		t.Errorf("checkProgram(EXPLAIN VACUUM) = %v, want a %q refusal", r, LayerReadOnly)
+	}
+	conn.Close()
+	if err := db.proveReadOnly(ctx); err != nil {
+		t.Errorf("proveReadOnly: %v", err)
+	}
+	if err := db.probeRefused(ctx, "SELECT 1", LayerReadOnly); err == nil {
+		t.Error("probeRefused(SELECT 1) succeeded; want Open to fail closed")
+	}
+	if err := db.probeRefused(ctx, "DELETE FROM orders", LayerReadOnly); err == nil {
+		t.Error("probeRefused of an authorizer refusal as a program refusal succeeded")
 	}
 }

@@ -8,7 +8,7 @@ import "strings"
 type shape struct {
 	stmts  []string // each non-blank statement, without its ';'
 	first  string   // the first word of the first statement, lower-cased
-	params bool     // a ? $ @ : or # outside literals and comments
+	params bool     // a token starting ? $ @ : or #, outside literals and comments
 	nul    bool     // a NUL byte: SQLite would stop reading there
 }
 
@@ -25,12 +25,15 @@ type shape struct {
 // `...` quote with the quote character doubled as the only escape, [...]
 // quotes with no escape, -- comments run to the end of the line and /*
 // comments to */ (or to the end of the text). A blob literal x'..' is an
-// identifier character followed by a string, which splits the same way.
+// identifier character followed by a string, which splits the same way. A
+// name (or number) runs on through '$' after its first character, so a$b is
+// one name. \v is space only where it continues a run of other space; a
+// token that starts with \v is illegal, and so makes a statement.
 //
 // One place where a naive scan and SQLite disagree is the TCL-style variable
 // ($name(...) swallows anything up to a space or ')', quotes and ';' included),
-// so scan reports every parameter character outside literals and comments, and
-// Query refuses them all: no parameter is ever bound, so a statement with one
+// so scan reports every parameter character that starts a token outside
+// literals and comments, and Query refuses them all: no parameter is ever bound, so a statement with one
 // could not run anyway. With parameters refused, the tokens that remain cannot
 // hide a ';' from one scanner and not the other.
 func scan(query string) shape {
@@ -38,10 +41,8 @@ func scan(query string) shape {
 	if strings.IndexByte(query, 0) >= 0 {
 		sh.nul = true
 	}
-	start := 0      // start of the current statement
-	blank := true   // the current statement has no token yet
-	wordStart := -1 // start of the current statement's first word, once seen
-	wordEnd := -1
+	start := 0    // start of the current statement
+	blank := true // the current statement has no token yet
 	flush := func(end int) {
 		if !blank {
 			sh.stmts = append(sh.stmts, query[start:end])
@@ -54,8 +55,11 @@ func scan(query string) shape {
 		case c == ';':
 			flush(i)
 			i++
-		case c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '\v':
-			i++
+		case isSpace(c):
+			// A run of space goes on through \v, which cannot start one:
+			// SQLite's tokenizer finds a token starting with \v illegal.
+			for i++; i < len(query) && query[i] == '\v'; i++ {
+			}
 		case c == '-' && i+1 < len(query) && query[i+1] == '-':
 			i = lineCommentEnd(query, i)
 		case c == '/' && i+2 < len(query) && query[i+1] == '*':
@@ -70,25 +74,33 @@ func scan(query string) shape {
 			sh.params = true
 			blank = false
 			i++
-		default:
-			if blank && len(sh.stmts) == 0 && wordStart < 0 {
-				wordStart = i
-				wordEnd = i
-				for wordEnd < len(query) && isWordByte(query[wordEnd]) {
-					wordEnd++
-				}
+		case isWordByte(c):
+			// A name, keyword or number, with any '$' inside it: SQLite
+			// reads '$' as part of a name after its first character.
+			end := i + 1
+			for end < len(query) && (isWordByte(query[end]) || query[end] == '$') {
+				end++
 			}
+			if blank && len(sh.stmts) == 0 { // the first token of the first statement
+				sh.first = fold(query[i:end])
+			}
+			blank = false
+			i = end
+		default:
 			blank = false
 			i++
 		}
 	}
 	flush(len(query))
-	if wordStart >= 0 && wordEnd > wordStart {
-		sh.first = fold(query[wordStart:wordEnd])
-	}
 	return sh
 }
 
+// isSpace reports whether c starts a run of space to SQLite's tokenizer.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// isWordByte reports whether c is part of a name, keyword or number.
 func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
@@ -110,10 +122,12 @@ func quotedEnd(s string, i int, close byte) int {
 	return len(s)
 }
 
-// lineCommentEnd returns the index just past the -- comment opening at s[i].
+// lineCommentEnd returns the index of the newline that ends the -- comment
+// opening at s[i], or len(s). The newline is not part of the comment: it
+// starts a run of space, as in SQLite, which a \v may continue.
 func lineCommentEnd(s string, i int) int {
 	if j := strings.IndexByte(s[i+2:], '\n'); j >= 0 {
-		return i + 2 + j + 1
+		return i + 2 + j
 	}
 	return len(s)
 }

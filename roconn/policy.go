@@ -29,8 +29,9 @@ type Exposed struct {
 	Columns map[string]string // column name → meaning; may be partial or empty
 }
 
-// PolicyLimits are the policy file's `limits:`; zero means unset. Settings in
-// the environment override them (that merge happens in cmd).
+// PolicyLimits are the policy file's `limits:`; zero means unset. Open
+// merges them with its Limits argument, whose non-zero fields win (cmd passes
+// the settings from the environment there).
 type PolicyLimits struct {
 	Rows    int
 	Timeout time.Duration

@@ -6,13 +6,11 @@ import (
 	"fmt"
 )
 
-// An instr is one row of EXPLAIN output: one VDBE instruction.
+// An instr is one row of EXPLAIN output, one VDBE instruction, with the
+// fields checkProgram reads.
 type instr struct {
-	Addr       int64
 	Opcode     string
 	P1, P2, P3 int64
-	P4         string
-	P5         int64
 }
 
 // explain compiles query as EXPLAIN query on conn and returns its program.
@@ -27,11 +25,10 @@ func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error)
 	var prog []instr
 	for rows.Next() {
 		var in instr
-		var p4, comment sql.NullString
-		if err := rows.Scan(&in.Addr, &in.Opcode, &in.P1, &in.P2, &in.P3, &p4, &in.P5, &comment); err != nil {
+		var unread any // addr, p4, p5, comment
+		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &unread, &unread, &unread); err != nil {
 			return nil, err
 		}
-		in.P4 = p4.String
 		prog = append(prog, in)
 	}
 	if err := rows.Err(); err != nil {
@@ -105,7 +102,9 @@ func checkProgram(prog []instr) verdict {
 // refusal returns the Refusal for a program that may not run, or nil. A
 // program that would write is refused; so is one that returns no rows,
 // because every read-only statement that can pass the authorizer returns
-// rows, and one that does not (REINDEX of nothing, say) has no business here.
+// rows, and one that does not (REINDEX of nothing, say) has no business here;
+// and so is one with more than maxColumns result columns. That is the only
+// check of a result's width: every row a statement returns is a ResultRow's.
 func (v verdict) refusal(maxColumns int) *Refusal {
 	switch {
 	case v.write != "":
@@ -113,11 +112,7 @@ func (v verdict) refusal(maxColumns int) *Refusal {
 	case !v.results:
 		return &Refusal{Layer: LayerReadOnly, Reason: "only queries that return rows may run"}
 	case v.columns > int64(maxColumns):
-		return columnRefusal(int(v.columns), maxColumns)
+		return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the result would have %d columns; at most %d are allowed", v.columns, maxColumns)}
 	}
 	return nil
-}
-
-func columnRefusal(n, maxColumns int) *Refusal {
-	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the result would have %d columns; at most %d are allowed", n, maxColumns)}
 }

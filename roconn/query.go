@@ -16,8 +16,8 @@ import (
 // Query runs one SQL statement and returns at most Limits().Rows rows.
 //
 // Query is the boundary: it does not assume a guard ran first. It refuses,
-// with a *Refusal, a text that is not exactly one statement, that starts with
-// EXPLAIN, or that has parameters (Layer "readonly"); a statement the
+// with a *Refusal, a text that holds more than one statement, a NUL byte or
+// parameters, or that starts with EXPLAIN (Layer "readonly"); a statement the
 // authorizer denies, such as a read of a private column, a write, a PRAGMA or
 // a function outside the allowlist (Layer "authorizer"); a statement whose
 // compiled program would write or returns no rows (Layer "readonly"); a
@@ -27,9 +27,10 @@ import (
 //
 // If there are more rows than the limit, Query returns the first ones with
 // Truncated set, together with an error wrapping ErrRowLimit. If ctx itself
-// is cancelled, Query returns an error wrapping ctx's error. Other SQL errors
-// (syntax, no such column) come back as errors carrying SQLite's message, to
-// be shown to the model so it can correct itself.
+// is cancelled, Query returns an error wrapping ctx's error. A text with no
+// statement at all (empty, or only comments and semicolons) and other SQL
+// errors (syntax, no such column) are plain errors, not refusals; SQL errors
+// carry SQLite's message, to be shown to the model so it can correct itself.
 func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	start := time.Now()
 	stmt, err := single(query)
@@ -75,14 +76,6 @@ func (db *DB) run(parent, qctx context.Context, stmt string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sqlite.Limit(conn, limitLength, db.lim.ValueBytes); err != nil {
-		return nil, fmt.Errorf("roconn: set length limit: %w", err)
-	}
-	// VACUUM INTO and ATTACH open a second file read-write even on a mode=ro
-	// connection; with no attach slots they cannot.
-	if _, err := sqlite.Limit(conn, limitAttached, 0); err != nil {
-		return nil, fmt.Errorf("roconn: set attach limit: %w", err)
-	}
 	stop := pc.watch(qctx)
 	defer stop()
 
@@ -114,14 +107,12 @@ func (db *DB) run(parent, qctx context.Context, stmt string) (*Result, error) {
 }
 
 // collect reads at most Rows+1 rows, returning the first Rows and an error
-// wrapping ErrRowLimit if there was one more.
+// wrapping ErrRowLimit if there was one more. The number of columns was
+// checked on the program (see verdict.refusal) before the statement ran.
 func (db *DB) collect(rows *sql.Rows) (*Result, error) {
 	cols, err := rows.Columns()
 	if err != nil {
 		return nil, err
-	}
-	if len(cols) > db.lim.Columns {
-		return nil, columnRefusal(len(cols), db.lim.Columns)
 	}
 	res := &Result{Columns: cols, Rows: [][]any{}}
 	decl := make([]string, len(cols))
@@ -212,10 +203,6 @@ func (db *DB) classify(parent, qctx context.Context, auth *authState, err error)
 	}
 	if qctx.Err() != nil {
 		return &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
-	}
-	var r *Refusal
-	if errors.As(err, &r) {
-		return r
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {

@@ -24,7 +24,9 @@
 // readable; an exposed view makes readable the base columns it reads itself,
 // as the authorizer reports them while SQLite compiles SELECT * FROM view. A
 // column that an exposed view only filters on is therefore readable too: a
-// view that hides a column must not mention it at all.
+// view that hides a column must not mention it at all. Nor does a view's
+// WHERE hide rows: access is per column, so every row of a base table that
+// an exposed view reads is readable.
 //
 // roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
 // Driver, so its hooks never reach other connections in the process.
@@ -35,8 +37,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -76,25 +76,18 @@ type exposure struct {
 // else its Default. A missing file is an error naming it; mode=ro never
 // creates one. Open reads the schema, and each exposed object's row count and
 // three sample rows, once; Objects returns them. It fails closed: before
-// returning, it proves on a pooled connection that the authorizer is installed
-// and that a write is refused, and returns an error if not.
+// returning, it proves on pooled connections that the authorizer is installed
+// and denies a write, and that the check of the compiled program refuses a
+// write the authorizer lets through, and returns an error if not.
 func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
 	lim, err := effectiveLimits(lim, p)
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
+	dsn, err := fileDSN(path)
 	if err != nil {
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("roconn: open %s: not a regular file", path)
-	}
-	dsn := dsnFor(abs)
 
 	priv := openPrivileged(dsn)
 	sch, err := priv.readSchema(ctx)
@@ -117,7 +110,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
-	db.pool = openPool(newConnector(dsn, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
+	db.pool = openPool(newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
 		st := &authState{access: acc, modules: modules}
 		return st.authorize, st
 	}), poolSize)
@@ -213,7 +206,14 @@ func kindOf(o *schemaObject) string {
 // gets the "" key only when the table itself is exposed; a view over such a
 // table that counts its rows cannot be read, which Open reports.
 func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure) (*access, error) {
-	acc := &access{pairs: map[string]map[string]bool{}, tables: sch.tables}
+	acc := &access{pairs: map[string]map[string]bool{}, tables: make(map[string]bool, len(sch.objects))}
+	emptyColumn := map[string]bool{} // tables with a column named ""
+	for name, o := range sch.objects {
+		acc.tables[name] = true
+		if slices.ContainsFunc(o.columns, func(c schemaColumn) bool { return c.name == "" }) {
+			emptyColumn[name] = true
+		}
+	}
 	whole := map[string]bool{} // exposed tables, all of whose columns may be read
 	for _, e := range exposed {
 		if !e.obj.isView {
@@ -225,7 +225,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 		if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") {
 			return // schema tables stay hidden, whatever a view reads
 		}
-		ambiguous := !whole[t] && sch.emptyColumn[t]
+		ambiguous := !whole[t] && emptyColumn[t]
 		if c == "" && ambiguous {
 			return
 		}
@@ -256,17 +256,23 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 	return acc, nil
 }
 
-// proveReadOnly shows, on a connection from the pool, that the file is open
+// proveReadOnly shows, on connections from the pool, that the file is open
 // read-only (Connect checks it), that the authorizer is installed and denies a
-// write on its own, and that Query refuses one.
+// write on its own, and that Query's check of the compiled program refuses a
+// write on its own: SQLite asks the authorizer nothing while it compiles
+// VACUUM, so only that check can stop it before it runs.
 func (db *DB) proveReadOnly(ctx context.Context) error {
-	const probe = "CREATE TABLE roconn_probe(x)"
-	if err := db.probeAuthorizer(ctx, probe); err != nil {
+	if err := db.probeAuthorizer(ctx, "CREATE TABLE roconn_probe(x)"); err != nil {
 		return err
 	}
+	return db.probeRefused(ctx, "VACUUM", LayerReadOnly)
+}
+
+// probeRefused requires Query to refuse probe at layer.
+func (db *DB) probeRefused(ctx context.Context, probe string, layer Layer) error {
 	var r *Refusal
-	if _, err := db.Query(ctx, probe); !errors.As(err, &r) {
-		return fmt.Errorf("a write was not refused (%v); refusing to serve", err)
+	if _, err := db.Query(ctx, probe); !errors.As(err, &r) || r.Layer != layer {
+		return fmt.Errorf("%s was not refused by the %s layer (%v); refusing to serve", probe, layer, err)
 	}
 	return nil
 }
@@ -314,10 +320,9 @@ func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) er
 		if o.RowCount, err = db.count(ctx, o.Name); err == nil {
 			o.Sample, err = db.sample(ctx, o.Name)
 		}
-		var r *Refusal
 		switch {
 		case err == nil:
-		case errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit):
+		case stoppedByLimit(err):
 			// Too big or too slow to describe, but readable: leave it undescribed.
 		case lenient && ctx.Err() == nil:
 			continue // no policy: what cannot be read is simply not offered
@@ -338,8 +343,7 @@ func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) er
 func (db *DB) count(ctx context.Context, name string) (int64, error) {
 	res, err := db.Query(ctx, "SELECT count(*) FROM "+quoteIdent(name))
 	if err != nil {
-		var r *Refusal
-		if errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit) {
+		if stoppedByLimit(err) {
 			return -1, nil
 		}
 		return -1, err
@@ -349,6 +353,13 @@ func (db *DB) count(ctx context.Context, name string) (int64, error) {
 	}
 	n, _ := res.Rows[0][0].(int64)
 	return n, nil
+}
+
+// stoppedByLimit reports whether err is a refusal by the time or size limit:
+// what was asked for is readable, only too slow or too big.
+func stoppedByLimit(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit)
 }
 
 // sample returns up to three rows of name.

@@ -14,66 +14,35 @@ import (
 	"sqlbot/roconn"
 )
 
-// TestWritesRefused drives every kind of write at roconn.Query alone and
-// checks the layer that refused it, then that the file is byte-for-byte
-// unchanged and that no file appeared next to it.
+// TestWritesRefused drives every kind of write (testdata/writes.sql, and a
+// few more statements that hide one) at roconn.Query alone and checks the
+// layer that refused it, then that the file is byte-for-byte unchanged and
+// that no file appeared next to it.
 func TestWritesRefused(t *testing.T) {
 	db, path := openFixture(t, roconn.Limits{})
 	dir := filepath.Dir(path)
-	before := sha256File(t, path)
+	before := fileSum(t, path)
 	sumBefore, err := roconn.Checksum(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := filepath.Join(dir, "other.db")
-	tests := []struct {
+	type test struct {
 		query string
 		want  roconn.Layer
-	}{
-		{"INSERT INTO orders(id, customer_id, day, status, total) VALUES (99, 1, '2024-01-01', 'x', 1)", roconn.LayerAuthorizer},
-		{"INSERT INTO orders SELECT * FROM orders RETURNING id", roconn.LayerAuthorizer},
-		{"UPDATE orders SET total = 0", roconn.LayerAuthorizer},
-		{"DELETE FROM orders", roconn.LayerAuthorizer},
-		{"REPLACE INTO orders(id, customer_id, day, status, total) VALUES (1, 1, 'd', 's', 0)", roconn.LayerAuthorizer},
-		{"INSERT INTO secrets VALUES (3, 'x') ON CONFLICT DO NOTHING", roconn.LayerAuthorizer},
-		{"CREATE TABLE x(a)", roconn.LayerAuthorizer},
-		{"CREATE TEMP TABLE x(a)", roconn.LayerAuthorizer},
-		{"CREATE TABLE x AS SELECT * FROM orders", roconn.LayerAuthorizer},
-		{"CREATE INDEX i ON orders(status)", roconn.LayerAuthorizer},
-		{"CREATE VIEW v AS SELECT 1", roconn.LayerAuthorizer},
-		{"CREATE VIRTUAL TABLE v USING fts5(a)", roconn.LayerAuthorizer},
-		{"DROP TABLE orders", roconn.LayerAuthorizer},
-		{"DROP INDEX orders_day", roconn.LayerAuthorizer},
-		{"DROP VIEW customer_regions", roconn.LayerAuthorizer},
-		{"ALTER TABLE orders ADD COLUMN x", roconn.LayerAuthorizer},
-		{"ALTER TABLE orders RENAME TO o2", roconn.LayerAuthorizer},
-		// A trigger body needs ';', so a CREATE TRIGGER is always two
-		// statements to roconn's scanner, refused before SQLite sees it.
-		{"CREATE TRIGGER tr AFTER INSERT ON orders BEGIN DELETE FROM orders; END", roconn.LayerReadOnly},
-		{"CREATE TRIGGER tr AFTER INSERT ON orders BEGIN DELETE FROM orders; END;", roconn.LayerReadOnly},
-		{"VACUUM", roconn.LayerReadOnly},
-		{"VACUUM INTO '" + other + "'", roconn.LayerReadOnly},
-		{"ATTACH '" + other + "' AS o", roconn.LayerAuthorizer},
-		{"ATTACH ':memory:' AS m", roconn.LayerAuthorizer},
-		{"DETACH main", roconn.LayerAuthorizer},
-		{"PRAGMA user_version = 7", roconn.LayerAuthorizer},
-		{"PRAGMA journal_mode = WAL", roconn.LayerAuthorizer},
-		{"PRAGMA writable_schema = ON", roconn.LayerAuthorizer},
-		{"PRAGMA query_only = OFF", roconn.LayerAuthorizer},
-		{"REINDEX", roconn.LayerAuthorizer},
-		{"REINDEX orders_day", roconn.LayerAuthorizer},
-		{"ANALYZE", roconn.LayerAuthorizer},
-		{"BEGIN IMMEDIATE", roconn.LayerAuthorizer},
-		{"COMMIT", roconn.LayerAuthorizer},
-		{"SAVEPOINT s", roconn.LayerAuthorizer},
-		{"SELECT 1; DELETE FROM orders", roconn.LayerReadOnly},
-		{"SELECT 1;DELETE FROM orders;", roconn.LayerReadOnly},
-		{"EXPLAIN DELETE FROM orders", roconn.LayerReadOnly},
-		{"explain query plan SELECT 1", roconn.LayerReadOnly},
-		{"SELECT load_extension('/tmp/x.so')", roconn.LayerAuthorizer},
-		{"SELECT randomblob(8)", roconn.LayerAuthorizer},
-		{"SELECT zeroblob(8)", roconn.LayerAuthorizer},
 	}
+	var tests []test
+	for _, r := range roconn.LoadCorpus(t, "writes.sql", dir) {
+		tests = append(tests, test{r.SQL, roconn.Layer(r.Category)})
+	}
+	tests = append(tests,
+		test{"SELECT 1; DELETE FROM orders", roconn.LayerReadOnly},
+		test{"SELECT 1;DELETE FROM orders;", roconn.LayerReadOnly},
+		test{"EXPLAIN DELETE FROM orders", roconn.LayerReadOnly},
+		test{"explain query plan SELECT 1", roconn.LayerReadOnly},
+		test{"SELECT load_extension('/tmp/x.so')", roconn.LayerAuthorizer},
+		test{"SELECT randomblob(8)", roconn.LayerAuthorizer},
+		test{"SELECT zeroblob(8)", roconn.LayerAuthorizer},
+	)
 	for _, tt := range tests {
 		res, err := db.Query(context.Background(), tt.query)
 		if got := layerOf(err); got != tt.want {
@@ -83,7 +52,7 @@ func TestWritesRefused(t *testing.T) {
 			t.Errorf("Query(%q): a result with a refusal", tt.query)
 		}
 	}
-	if sha256File(t, path) != before {
+	if fileSum(t, path) != before {
 		t.Fatal("the database file changed")
 	}
 	if sumAfter, err := roconn.Checksum(context.Background(), path); err != nil || sumAfter != sumBefore {
@@ -160,7 +129,7 @@ func TestPrivateUnreachable(t *testing.T) {
 // and checks they pass every layer with the right rows.
 func TestBenignShapes(t *testing.T) {
 	db, path := openFixture(t, roconn.Limits{})
-	before := sha256File(t, path)
+	before := fileSum(t, path)
 	tests := []struct {
 		query string
 		want  string // fmt.Sprint of the rows
@@ -205,7 +174,7 @@ func TestBenignShapes(t *testing.T) {
 			t.Errorf("Query(%q): rows %s, want %s", tt.query, got, tt.want)
 		}
 	}
-	if sha256File(t, path) != before {
+	if fileSum(t, path) != before {
 		t.Fatal("the database file changed")
 	}
 }
@@ -246,16 +215,38 @@ func TestStatementShape(t *testing.T) {
 		"SELECT 1\x00; DELETE FROM orders",
 		"EXPLAIN SELECT 1",
 		"/* c */ EXPLAIN SELECT 1",
+		"SELECT 1 AS a$b, $c", // '$' starting a token is a parameter
+		"SELECT 1;\v",         // to SQLite, \v here starts a second statement
 	} {
 		if got := layerOf(queryErr(db, q)); got != roconn.LayerReadOnly {
 			t.Errorf("Query(%q): layer %q, want %q", q, got, roconn.LayerReadOnly)
 		}
 	}
-	// A trailing ';', comments and blank statements around one are fine.
-	for _, q := range []string{"SELECT 1;", "SELECT 1;;", "SELECT 1; -- done", ";SELECT 1", "SELECT 1 -- ; not a statement"} {
+	// A trailing ';', comments and blank statements around one are fine, and
+	// so is '$' inside a name, and \v inside a run of space.
+	for _, q := range []string{
+		"SELECT 1;", "SELECT 1;;", "SELECT 1; -- done", ";SELECT 1", "SELECT 1 -- ; not a statement",
+		"SELECT 1 AS a$b", "SELECT a$b FROM (SELECT 1 AS a$b)", "SELECT 1 \v", "SELECT 1; \v",
+	} {
 		if err := queryErr(db, q); err != nil {
 			t.Errorf("Query(%q): %v", q, err)
 		}
+	}
+
+	// A column named with '$' is exposed and read like any other.
+	path := newFixture(t)
+	execScript(t, path, "CREATE TABLE prices (id INTEGER PRIMARY KEY, usd$net REAL); INSERT INTO prices VALUES (1, 2.5);")
+	p, err := roconn.ParsePolicy([]byte("expose:\n  prices: {columns: {usd$net: net price in US dollars}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdb.Close()
+	if res, err := pdb.Query(context.Background(), "SELECT usd$net FROM prices WHERE id = 1"); err != nil || fmt.Sprint(res.Rows) != "[[2.5]]" {
+		t.Errorf("SELECT usd$net: %v, %v; want [[2.5]]", res, err)
 	}
 }
 
@@ -291,6 +282,10 @@ func TestValueAndColumnLimits(t *testing.T) {
 	}{
 		{"SELECT " + strings.Join(cols, ", "), roconn.LayerLimit},
 		{"SELECT " + strings.Join(cols[:40], ", "), ""},
+		{"VALUES (" + strings.Join(cols, ", ") + ")", roconn.LayerLimit},
+		{"SELECT * FROM (SELECT " + strings.Join(cols, ", ") + ")", roconn.LayerLimit},
+		{"SELECT " + strings.Join(cols[:40], ", ") + " UNION ALL SELECT * FROM (SELECT " + strings.Join(cols, ", ") + ")", ""}, // a compound has its first part's width
+		{"SELECT * FROM orders o, orders p, orders q, orders r, orders s, orders u", roconn.LayerLimit},                        // 6 × 7 columns
 		{"SELECT printf('%.*c', 2000000, 'x')", roconn.LayerLimit},
 		{"SELECT length(printf('%.*c', 1000000, 'x'))", ""},
 		// 2,000 rows of 1,000 bytes pass 1 MiB quickly, even under -race.
@@ -304,6 +299,20 @@ func TestValueAndColumnLimits(t *testing.T) {
 	}
 	if got, want := db.Limits(), (roconn.Limits{Rows: 50, Columns: 40, ValueBytes: 1 << 20, Timeout: 2 * time.Second}); got != want {
 		t.Errorf("Limits() = %+v, want %+v (rows and timeout from the policy)", got, want)
+	}
+	// A table wider than the limit is refused before it runs, however it is named.
+	narrow, _ := openFixture(t, roconn.Limits{Columns: 3})
+	for q, want := range map[string]roconn.Layer{
+		"SELECT * FROM orders":                      roconn.LayerLimit,
+		"SELECT o.* FROM orders o":                  roconn.LayerLimit,
+		"SELECT * FROM customer_regions, orders":    roconn.LayerLimit,
+		"SELECT id, day, status FROM orders":        "",
+		"SELECT * FROM customer_regions":            "",
+		"SELECT id, day, status, total FROM orders": roconn.LayerLimit,
+	} {
+		if got := layerOf(queryErr(narrow, q)); got != want {
+			t.Errorf("Query(%q) with 3 columns allowed: layer %q, want %q", q, got, want)
+		}
 	}
 }
 

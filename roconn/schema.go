@@ -30,9 +30,6 @@ type schemaColumn struct {
 // A schema is what Open learns on the privileged connection.
 type schema struct {
 	objects map[string]*schemaObject // by lower-cased name; user tables and views only
-	tables  map[string]bool          // lower-cased names of every table and view, sqlite_* included
-	// emptyColumn holds the user tables that have a column named "".
-	emptyColumn map[string]bool
 }
 
 // A recorder is the authorizer of the privileged connection. The privileged
@@ -88,15 +85,15 @@ type privileged struct {
 
 func openPrivileged(dsn string) *privileged {
 	rec := &recorder{}
-	c := newConnector(dsn, func(map[string]bool) (sqlite.AuthorizerFn, *authState) { return rec.authorize, nil })
+	c := newConnector(dsn, 0, func(map[string]bool) (sqlite.AuthorizerFn, *authState) { return rec.authorize, nil })
 	// One connection: the recorder is shared, and Open reads one thing at a time.
 	return &privileged{pool: openPool(c, 1), rec: rec}
 }
 
 // readSchema lists the user tables and views with their columns and foreign
-// keys, and the names of all tables and views.
+// keys.
 func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
-	s := &schema{objects: map[string]*schemaObject{}, tables: map[string]bool{}, emptyColumn: map[string]bool{}}
+	s := &schema{objects: map[string]*schemaObject{}}
 	rows, err := p.pool.QueryContext(ctx, `SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view')`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
@@ -109,7 +106,6 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 			return nil, fmt.Errorf("read schema: %w", err)
 		}
 		lower := fold(name)
-		s.tables[lower] = true
 		if strings.HasPrefix(lower, "sqlite_") {
 			continue
 		}
@@ -120,9 +116,6 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 	if err := closeRows(rows); err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
-	for _, name := range []string{"sqlite_schema", "sqlite_master", "sqlite_temp_schema", "sqlite_temp_master"} {
-		s.tables[name] = true
-	}
 	for _, o := range objs {
 		if err := p.readColumns(ctx, o); err != nil {
 			if ctx.Err() != nil {
@@ -130,11 +123,6 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 			}
 			o.broken, o.columns = err, nil
 			continue
-		}
-		for _, c := range o.columns {
-			if c.name == "" {
-				s.emptyColumn[fold(o.name)] = true
-			}
 		}
 		if !o.isView {
 			if err := p.readForeignKeys(ctx, o, s); err != nil {

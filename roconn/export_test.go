@@ -1,0 +1,43 @@
+package roconn
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ReadOnlyDSN returns the URI roconn opens the database file at the absolute
+// path abs with, for the external tests' plain comparison connections.
+func ReadOnlyDSN(abs string) string { return dsnFor(abs) }
+
+// A Record is one statement of a corpus file in testdata.
+type Record struct {
+	Name     string // CATEGORY/NAME
+	Category string
+	SQL      string
+}
+
+// LoadCorpus reads testdata/file, whose records each start with a line
+// "-- name: CATEGORY/NAME". Every "/tmp/" in a statement is redirected into
+// dir, so that a statement that would create a file can only create it where
+// the test looks for it.
+func LoadCorpus(t testing.TB, file, dir string) []Record {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	for _, chunk := range strings.Split("\n"+string(b), "\n-- name: ")[1:] {
+		name, body, _ := strings.Cut(chunk, "\n")
+		r := Record{Name: strings.TrimSpace(name), SQL: strings.TrimRight(body, "\n")}
+		r.Category, _, _ = strings.Cut(r.Name, "/")
+		r.SQL = strings.ReplaceAll(r.SQL, "/tmp/", dir+"/")
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s: no records", file)
+	}
+	return recs
+}
