@@ -44,26 +44,11 @@ func TestHostileModelThroughSlack(t *testing.T) {
 		return openaitest.Calls(openaitest.Call("run_sql", string(args)))
 	})
 	slack := slacktest.NewServer(t)
-	env := []string{
-		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(), "SLACK_API_URL=" + slack.URL,
-		"OPENAI_BASE_URL=" + ai.URL, "OPENAI_API_KEY=" + openaitest.DefaultAPIKey, "OPENAI_MODEL=hostile",
-		"SQLBOT_QUERY_TIMEOUT=300ms", "SQLBOT_GLOBAL_PER_DAY=100000", "SQLBOT_LOG_LEVEL=error",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() {
-		done <- run(ctx, []string{"serve", "--db", db}, append(env, "XDG_CACHE_HOME="+t.TempDir()), &bytes.Buffer{}, &logs)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	logs := serveInProcess(t, slack, db,
+		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=hostile",
+		"SQLBOT_QUERY_TIMEOUT=300ms", "SQLBOT_GLOBAL_PER_DAY=100000")
+	wctx, wcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer wcancel()
-	if err := slack.WaitConnected(wctx); err != nil {
-		t.Fatal(err)
-	}
 
 	for i := range attacks {
 		// One user per question, so the per-user limits stay out of the way.
@@ -114,11 +99,9 @@ func TestHostileModelThroughSlack(t *testing.T) {
 	if refusals < len(attacks)-1 {
 		t.Errorf("%d of %d replies are visible refusals", refusals, len(attacks))
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := logs.stop(); err != nil {
 		t.Errorf("serve: %v", err)
 	}
-	done <- nil // for the cleanup
 	if sum(t, db) != before {
 		t.Error("the database file changed")
 	}

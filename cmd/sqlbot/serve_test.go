@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -166,24 +167,9 @@ func freeAddr(t *testing.T) string {
 func TestServeSlashTables(t *testing.T) {
 	db := demoFile(t)
 	slack := slacktest.NewServer(t)
-	env := []string{
-		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
-		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
-		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(),
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	var logs bytes.Buffer
-	go func() { done <- run(ctx, []string{"serve", "--db", db}, env, &bytes.Buffer{}, &logs) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	logs := serveInProcess(t, slack, db)
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
-	if err := slack.WaitConnected(wctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := slack.SendSlash(wctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: "U1", ChannelID: "C1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -217,4 +203,54 @@ func TestServeSlashTables(t *testing.T) {
 			t.Errorf("the tables reply lacks %q:\n%s", want, blocks)
 		}
 	}
+}
+
+// A served is `sqlbot serve` running in this process for a test.
+type served struct {
+	mu   sync.Mutex
+	logs bytes.Buffer // serve's stderr, written while it runs
+	stop func() error // cancels serve and returns what run returned
+}
+
+func (s *served) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.Write(p)
+}
+
+// String returns what serve has logged so far.
+func (s *served) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+// serveInProcess runs `sqlbot serve --db db` in this process against slack,
+// with settings added to the Slack ones (SLACK_API_URL without its trailing
+// "/", which the bot must add), waits until it is connected, and stops it
+// when the test ends.
+func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings ...string) *served {
+	t.Helper()
+	env := append([]string{
+		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
+		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
+		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(),
+	}, settings...)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--db", db}, env, io.Discard, s) }()
+	var once sync.Once
+	var err error
+	s.stop = func() error {
+		once.Do(func() { cancel(); err = <-done })
+		return err
+	}
+	t.Cleanup(func() { s.stop() })
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := slack.WaitConnected(wctx); err != nil {
+		t.Fatalf("serve never connected: %v\n%s", err, s)
+	}
+	return s
 }
