@@ -44,7 +44,7 @@ const (
 //     (an id, a month number), and a year if it is also named like "year" and
 //     they lie within 1800 to 2200; else NoLabel.
 //   - One or two number columns besides the label (NoNumbers, ManyNumbers),
-//     every number finite (NotFinite).
+//     every number finite and their span too (NotFinite).
 //   - A time label makes a Line in time order, each time at most once
 //     (RepeatedTime); a text label makes a Bar in the result's order.
 //   - NULLs: a NULL time has no place on the axis and its row is skipped; a
@@ -146,6 +146,9 @@ func Plan(cols []string, rows [][]any, title string) (*Spec, Reason) {
 	}
 	if withNumber < 2 {
 		return nil, TooFewPoints
+	}
+	if lo, hi := valueRange(s); math.IsInf(hi-lo, 0) {
+		return nil, NotFinite
 	}
 	if s.Kind == Line {
 		slices.SortStableFunc(s.Points, func(a, b Point) int { return a.Time.Compare(b.Time) })

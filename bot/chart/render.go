@@ -98,6 +98,11 @@ func check(s *Spec) error {
 			return fmt.Errorf("%w: point %d is not after point %d", ErrSpec, i, i-1)
 		}
 	}
+	// An infinite span would put NaN coordinates in the drawing, on which
+	// the rasterizer never returns.
+	if lo, hi := valueRange(s); math.IsInf(hi-lo, 0) {
+		return fmt.Errorf("%w: values span more than a float64 holds", ErrSpec)
+	}
 	return nil
 }
 
@@ -170,14 +175,15 @@ func (r *renderer) style(size font.Length, bold bool) text.Style {
 	return text.Style{Color: inkColor(), Font: sans(size, bold), Handler: r.text}
 }
 
-// fit cleans s, clips it to max runes and then to width (with '…').
+// fit cleans s, clips it to max runes and then to width (with '…'), and
+// returns it in visual order, ready to draw.
 func (r *renderer) fit(s string, max int, sty text.Style, width vg.Length) string {
 	s = r.clean.clean(s, max)
 	runes := []rune(s)
 	for n := len(runes); n > 1 && sty.Width(s) > width; n-- {
 		s = clipRunes(string(runes), n)
 	}
-	return s
+	return visual(s)
 }
 
 // newPlot returns a plot whose texts all use the renderer's handler and font
@@ -367,6 +373,8 @@ func (r *renderer) bar(p *plot.Plot, s *Spec, area draw.Canvas) {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
 // bars draws grouped bars: values[k][i] is series k at slot i, drawn from 0
 // in seriesColor(k); NaN draws nothing. With negative values it draws the
 // zero line.
@@ -387,6 +395,9 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			x0 := trX(float64(i)) - slot*0.4 + vg.Length(k)*width
 			y1 := trY(v)
+			if !finite(float64(x0)) || !finite(float64(y1)) || !finite(float64(y0)) {
+				continue // check makes this unreachable; the rasterizer hangs on NaN
+			}
 			c.FillPolygon(seriesColor(k), c.ClipPolygonY([]vg.Point{
 				{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x0 + width, Y: y1}, {X: x0 + width, Y: y0},
 			}))

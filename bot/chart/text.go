@@ -64,9 +64,10 @@ func (c *cleaner) drawable(r rune) bool {
 //     left over are dropped: the renderer cannot place them, and stacked
 //     diacritics would paint over the rest of the chart;
 //   - a character the font cannot draw (emoji, CJK, Arabic, private use)
-//     becomes '?';
-//   - right-to-left text (Hebrew) is put in visual order, because the
-//     renderer draws glyphs left to right.
+//     becomes '?'.
+//
+// The result keeps the logical order of right-to-left text (a page shows it
+// right); visual puts it in the order Render draws it.
 func (c *cleaner) clean(s string, max int) string {
 	var b strings.Builder
 	b.Grow(min(len(s), 4*max))
@@ -102,7 +103,7 @@ func (c *cleaner) clean(s string, max int) string {
 	if n > max {
 		out = clipRunes(out, max)
 	}
-	return visual(out)
+	return out
 }
 
 // clipRunes returns s cut to max runes, the last being '…'.
@@ -117,7 +118,8 @@ func clipRunes(s string, max int) string {
 	return s
 }
 
-// visual returns s in the order its characters are drawn left to right: the
+// visual returns s in the order its characters are drawn left to right,
+// since the renderer places glyphs left to right and knows no bidi: the
 // runs of right-to-left text reversed (brackets mirrored), and, when the
 // first strong character is right-to-left, the runs themselves in reverse
 // order. Explicit embeddings cannot occur: clean removed their controls.

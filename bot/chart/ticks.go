@@ -31,8 +31,12 @@ func numberTicks(lo, hi float64, want int) (ticks []plot.Tick, min, max float64)
 		return []plot.Tick{{Value: lo, Label: formatNumber(lo, 0, hi-lo)}, {Value: hi, Label: formatNumber(hi, 0, hi-lo)}}, lo, hi
 	}
 	scale := math.Max(math.Abs(first*step), math.Abs(last*step))
-	for k := first; k <= last; k++ {
-		v := k * step
+	// Count with an int: far from zero, k++ on a float64 may not move it.
+	for i := 0; i <= int(last-first); i++ {
+		v := (first + float64(i)) * step
+		if len(ticks) > 0 && v <= ticks[len(ticks)-1].Value {
+			continue
+		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: formatNumber(v, step, scale)})
 	}
 	return ticks, first * step, last * step
