@@ -414,3 +414,24 @@ func TestRenderRefusesBadSpecs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFor feeds For results of three rows built from arbitrary strings and
+// numbers: it must never panic or hang, and a chart it returns must decode
+// at the full size.
+func FuzzFor(f *testing.F) {
+	f.Add("2025-01", "2025-02", "west", "12.5", 1.0, -2.0, "revenue", "title")
+	f.Add("a", "b", "c", "1e308", 1e308, -1e308, "", "\u202e")
+	f.Add("2025-01-01T00:00:00Z", "1969-12-31 23:59:59.5-01:00", "9999-12-31", "", 0.0, 5e-324, "n", "")
+	f.Fuzz(func(t *testing.T, l1, l2, l3, s string, v1, v2 float64, col, title string) {
+		rows := [][]any{{l1, v1, s}, {l2, v2, nil}, {l3, int64(v1), s}}
+		png, why, err := chart.For([]string{"k", col, "s"}, rows, title)
+		if err != nil {
+			t.Fatalf("For: %v", err)
+		}
+		if why == chart.OK {
+			decode(t, png)
+		} else if png != nil {
+			t.Fatalf("no chart (%v) but %d bytes", why, len(png))
+		}
+	})
+}

@@ -42,26 +42,28 @@ func numberTicks(lo, hi float64, want int) (ticks []plot.Tick, min, max float64)
 	return ticks, first * step, last * step
 }
 
-// niceStep returns the smallest of 1, 2, 2.5, 5 and 10 times a power of ten
-// that is at least x.
+// niceStep returns the one of 1, 2, 2.5, 5 and 10 times a power of ten
+// nearest to x (by ratio).
 func niceStep(x float64) float64 {
 	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
 	}
 	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= x*(1-1e-9) {
-			return m * p
+	best := p
+	for _, m := range []float64{2, 2.5, 5, 10} {
+		if math.Abs(math.Log(m*p/x)) < math.Abs(math.Log(best/x)) {
+			best = m * p
 		}
 	}
-	return 10 * p
+	return best
 }
 
 // formatNumber writes v for an axis whose ticks are step apart and reach
 // scale in magnitude: plain decimals with thousands separators
-// ("1,250,000", "0.25", "-3.5"), as many decimals as the step needs; an
-// exponent only where plain digits would be unreadable (beyond 10^15 or
-// finer than 10^-6). step 0 means "as precise as needed".
+// ("1,250,000", "0.25", "-3.50"), as many decimals as the step needs, the
+// same for every tick but zero, which is "0"; an exponent only where plain
+// digits would be unreadable (beyond 10^15 or finer than 10^-6). step 0
+// means "as precise as needed".
 func formatNumber(v, step, scale float64) string {
 	if v == 0 {
 		return "0"
@@ -108,10 +110,11 @@ type calStep struct {
 	d             time.Duration
 }
 
-// size returns the step's approximate length.
-func (s calStep) size() time.Duration {
-	const day = 24 * time.Hour
-	return time.Duration(s.years)*365*day + time.Duration(s.months)*30*day + s.d
+// seconds returns the step's approximate length in seconds (a float: a
+// time.Duration holds only 292 years).
+func (s calStep) seconds() float64 {
+	const day = 24 * 60 * 60
+	return float64(s.years)*365.25*day + float64(s.months)*30.44*day + s.d.Seconds()
 }
 
 // calSteps returns the steps a time axis may use, shortest first, beginning
@@ -150,7 +153,7 @@ func calSteps(u Unit) []calStep {
 func timeTicks(lo, hi time.Time, u Unit, fits func([]plot.Tick) bool) []plot.Tick {
 	var ticks []plot.Tick
 	for _, s := range calSteps(u) {
-		if hi.Sub(lo)/s.size() > 60 {
+		if (unixSeconds(hi)-unixSeconds(lo))/s.seconds() > 60 {
 			continue // far too many ticks; do not even build them
 		}
 		ticks = ticks[:0]
