@@ -11,20 +11,26 @@
 // draws a Spec as a Width×Height PNG with gonum.org/v1/plot and the
 // Liberation fonts it embeds; it reads no system font and no file.
 //
-// The contract: no value of the result is ever interpreted as code or markup.
-// Labels, column names and the title are data: control and format characters
-// (bidi overrides, zero-width characters) are removed, characters the font
-// cannot draw become '?', right-to-left text is put in visual order, and every
-// text is clipped (with '…') to a fixed length and to the room it has, so a
-// hostile label can neither break the drawing nor make it unreadable. The same
-// Spec gives the same bytes every time. The package holds no state: Plan,
-// Render and For are safe to call from many goroutines at once.
+// The contract: no value of the result is ever run or interpreted as code or
+// markup (texts are drawn as plain text, never as LaTeX or HTML). Labels,
+// column names and the title are data: control and format characters (bidi
+// overrides, zero-width characters) and combining marks are removed,
+// characters the font cannot draw become '?', and every text is clipped
+// (with '…') to a fixed length and, when drawn, to the room it has, so a
+// hostile label can neither break the drawing nor make it unreadable.
+// Right-to-left text is drawn in visual order and kept in logical order in
+// the Spec. A value span that a float64 cannot hold gets no chart, so the
+// drawing never meets NaN. The same Spec gives the same bytes every time. The
+// package holds no state: Plan, Render and For are safe to call from many
+// goroutines at once.
 package chart
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,8 +39,8 @@ const (
 	// MaxPoints is the most rows a result may have to get a chart; more are
 	// too many to read as a chart (a table or the CSV serves them better).
 	MaxPoints = 50
-	// Width and Height are the size of the PNG in pixels: 5:3, about what
-	// Slack shows of an image in a thread before it is opened.
+	// Width and Height are the size of the PNG in pixels (5:3): legible in
+	// Slack's preview of an image in a thread, sharp when opened.
 	Width  = 1000
 	Height = 600
 	// MaxTitleRunes, MaxLabelRunes and MaxNameRunes clip the title, a point's
@@ -104,6 +110,29 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		Time   time.Time  `json:"time,omitzero"`
 		Values []*float64 `json:"values"`
 	}{p.Label, p.Time, vals})
+}
+
+// Describe returns one sentence that says what the chart shows, for the alt
+// text of the image (Slack's alt_txt, HTML's alt): "Line chart of revenue by
+// month, 12 points from 2025-01 to 2025-12." or "Bar chart of sales and
+// returns by region, 5 points."
+func (s *Spec) Describe() string {
+	var b strings.Builder
+	if s.Kind == Line {
+		b.WriteString("Line chart of ")
+	} else {
+		b.WriteString("Bar chart of ")
+	}
+	b.WriteString(strings.Join(s.Series, " and "))
+	if s.XLabel != "" {
+		b.WriteString(" by " + s.XLabel)
+	}
+	fmt.Fprintf(&b, ", %d points", len(s.Points))
+	if s.Kind == Line && len(s.Points) > 0 {
+		fmt.Fprintf(&b, " from %s to %s", s.Points[0].Label, s.Points[len(s.Points)-1].Label)
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // A Reason says why a result gets no chart. The zero Reason, OK, means it

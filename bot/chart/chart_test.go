@@ -364,6 +364,17 @@ func TestHugeAndTinyMagnitudes(t *testing.T) {
 	}
 }
 
+func TestDescribe(t *testing.T) {
+	cols, rows := monthlyRevenue()
+	if got, want := plan(t, cols, rows, "").Describe(), "Line chart of revenue by month, 12 points from 2025-01 to 2025-12."; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+	s := plan(t, []string{"region", "sales", "returns"}, [][]any{{"w", int64(1), int64(2)}, {"e", int64(3), nil}}, "")
+	if got, want := s.Describe(), "Bar chart of sales and returns by region, 2 points."; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+}
+
 func TestSpecJSON(t *testing.T) {
 	s := plan(t, []string{"month", "a", "b"}, [][]any{{"2025-02", 1.5, nil}, {"2025-01", int64(2), int64(3)}}, "q")
 	b, err := json.Marshal(s)

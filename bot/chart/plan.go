@@ -64,7 +64,7 @@ func Plan(cols []string, rows [][]any, title string) (*Spec, Reason) {
 			return nil, Ragged
 		}
 	}
-	label, nums := -1, make([]int, 0, len(cols))
+	label, labelKind, nums := -1, colText, make([]int, 0, len(cols))
 	for j := range cols {
 		kind, ok := classify(rows, j)
 		if !ok {
@@ -75,15 +75,12 @@ func Plan(cols []string, rows [][]any, title string) (*Spec, Reason) {
 			if label >= 0 {
 				return nil, ManyLabels
 			}
-			label = j
+			label, labelKind = j, kind
 		default:
 			nums = append(nums, j)
 		}
 	}
-	labelKind := colText
-	if label >= 0 {
-		labelKind, _ = classify(rows, label)
-	} else {
+	if label < 0 {
 		if len(cols) == 0 || !distinctIntegers(rows, 0) {
 			return nil, NoLabel
 		}

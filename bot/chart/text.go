@@ -71,8 +71,9 @@ func (c *cleaner) drawable(r rune) bool {
 func (c *cleaner) clean(s string, max int) string {
 	var b strings.Builder
 	b.Grow(min(len(s), 4*max))
-	// What lies this far in cannot be shown (even under combining marks and
-	// spaces, which collapse); the bound keeps a 1 MiB value cheap.
+	// A label is at most max runes, so text this far in is not shown unless
+	// thousands of spaces or marks come first; the cut keeps a 1 MiB value
+	// cheap to clean.
 	if limit := 64 * (max + 1); len(s) > limit {
 		s = s[:limit]
 	}
