@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -343,6 +344,27 @@ func TestHostileLabelsStayData(t *testing.T) {
 	}
 }
 
+// TestRenderCleansAgain: a Spec built by hand, not by Plan, is cleaned when
+// drawn, so it draws exactly what its cleaned texts would.
+func TestRenderCleansAgain(t *testing.T) {
+	spec := func(title, x, series, label string) *chart.Spec {
+		return &chart.Spec{Kind: chart.Bar, Title: title, XLabel: x, Series: []string{series}, Points: []chart.Point{
+			{Label: label, Values: []float64{1}}, {Label: "b", Values: []float64{2}},
+		}}
+	}
+	dirty, err := chart.Render(spec("q\n\u202e?", "x\x00", "n\u200b", "a\u202eb\nc\U0001F680"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := chart.Render(spec("q ?", "x", "n", "ab c?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dirty, clean) {
+		t.Error("a hand-built Spec with control and format characters draws differently from its cleaned texts")
+	}
+}
+
 func TestHugeAndTinyMagnitudes(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -411,6 +433,7 @@ func TestRenderRefusesBadSpecs(t *testing.T) {
 		"51 points":  func(s *chart.Spec) { s.Points = make([]chart.Point, 51) },
 		"values":     func(s *chart.Spec) { s.Points[1].Values = []float64{1, 2} },
 		"infinite":   func(s *chart.Spec) { s.Points[1].Values[0] = math.Inf(-1) },
+		"span":       func(s *chart.Spec) { s.Points[0].Values[0], s.Points[1].Values[0] = math.MaxFloat64, -math.MaxFloat64 },
 		"time order": func(s *chart.Spec) { s.Points[1].Time = s.Points[0].Time },
 		"nil":        nil,
 	} {
