@@ -94,7 +94,7 @@ func Inspect(ctx context.Context, path string, opt InspectOptions) (*draft.Schem
 			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: o.broken.Error()})
 			continue
 		}
-		obj, err := in.object(ctx, o)
+		obj, err := in.object(ctx, o, sch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("roconn: inspect %s: %w", path, ctx.Err())
@@ -113,7 +113,7 @@ type inspector struct {
 }
 
 // object reads one table or view.
-func (in *inspector) object(ctx context.Context, o *schemaObject) (*draft.Object, error) {
+func (in *inspector) object(ctx context.Context, o *schemaObject, sch *schema) (*draft.Object, error) {
 	obj := &draft.Object{Name: o.name, View: o.isView, Rows: -1}
 	var cols []string
 	for _, c := range o.columns {
@@ -142,6 +142,9 @@ func (in *inspector) object(ctx context.Context, o *schemaObject) (*draft.Object
 		for _, r := range reads {
 			if r[1] == "" || strings.HasPrefix(fold(r[0]), "sqlite_") {
 				continue
+			}
+			if t, ok := sch.objects[fold(r[0])]; !ok || t.isView {
+				continue // the view itself, or a view it reads: only base columns count
 			}
 			ref := draft.ColumnRef{Table: r[0], Column: r[1]}
 			if !slices.Contains(obj.Reads, ref) {

@@ -679,42 +679,97 @@ func words(s string) []string {
 }
 
 // isStreet reports whether s is a street address: a house number next to a
-// street word of one of the supported languages ("1498 rue Bélanger",
-// "Theodor-Heuss-Straße 34", "Av. Brigadeiro Faria Lima, 2170",
-// "11120 Jasper Ave NW", "Kerkstraat 12a", "Via Roma 12, 00184 Roma"), or a
-// post-office box. The street word may be a whole word or, in German, Dutch
-// and the Nordic languages, the end of a compound (Hauptstraße, Kerkstraat,
-// Ullevålsveien).
+// street word of one of the supported languages, in that language's order
+// ("1498 rue Bélanger", "221B Baker Street", "Theodor-Heuss-Straße 34",
+// "Av. Brigadeiro Faria Lima, 2170", "Kerkstraat 12a", "Via Roma 12, 00184
+// Roma", "Rue de la Loi 16"), or a post-office box. The street word may be a
+// whole word or, in German, Dutch and the Nordic languages, the end of a
+// compound (Hauptstraße, Kerkstraat, Ullevålsveien). "Trail Runner 2" and
+// "Route 66 Mug" are not addresses: an English street word follows its
+// number, and a number after the street name ends the address.
 func (d *detector) isStreet(s string) bool {
 	ws := words(s)
 	if len(ws) < 2 || len(ws) > 14 {
 		return false
 	}
 	f := fold(s)
-	if strings.HasPrefix(f, "po box") || strings.HasPrefix(f, "p.o. box") || strings.HasPrefix(f, "postfach ") ||
-		strings.HasPrefix(f, "apartado ") || strings.HasPrefix(f, "caixa postal") || strings.HasPrefix(f, "casella postale") ||
-		strings.HasPrefix(f, "boite postale") || strings.HasPrefix(f, "postbus ") {
-		return digitsOnly(s) != ""
+	for _, p := range []string{"po box", "p.o. box", "postfach ", "apartado ", "caixa postal", "casella postale", "boite postale", "postbus "} {
+		if strings.HasPrefix(f, p) {
+			return digitsOnly(s) != ""
+		}
 	}
-	street, number := -1, -1
+	raw := strings.Fields(s) // keeps the commas, which end an address's street part
 	for i, w := range ws {
 		fw := strings.Trim(fold(w), ".,;:()")
-		if street < 0 && (streetWord(fw) || streetSuffix(fw)) {
-			street = i
+		class := streetClass(fw)
+		if class == 0 {
+			continue
 		}
-		if number < 0 && houseNumber(w) {
-			number = i
+		for j, n := range ws {
+			if !houseNumber(n) {
+				continue
+			}
+			switch {
+			case j < i && class&numberBefore != 0 && j <= 1 && i-j <= 4:
+				if class&englishOrder == 0 || i-j >= 2 {
+					return true
+				}
+			case j > i && class&numberAfter != 0 && j-i <= 6:
+				if j == len(ws)-1 || endsPart(raw, n) || (j+1 < len(ws) && startsWithDigit(ws[j+1])) {
+					return true
+				}
+			}
 		}
 	}
-	if street < 0 || number < 0 {
-		return false
+	return false
+}
+
+// endsPart reports whether the word n appears in raw followed by a comma.
+func endsPart(raw []string, n string) bool {
+	for _, r := range raw {
+		if strings.HasSuffix(r, ",") && strings.TrimSuffix(r, ",") == n {
+			return true
+		}
 	}
-	// The number comes first ("1498 rue ...") within a few words of the
-	// street word, or follows the street name ("Kerkstraat 12").
-	if number < street {
-		return street-number <= 4 && number <= 1
+	return false
+}
+
+func startsWithDigit(w string) bool { return w != "" && w[0] >= '0' && w[0] <= '9' }
+
+// Where a street word's house number goes.
+const (
+	numberBefore = 1 << iota // "1498 rue Bélanger"
+	numberAfter              // "Hauptstraße 5", "Via Roma 12"
+	englishOrder             // the street's name comes between: "221B Baker Street"
+)
+
+// streetClass says whether the folded word w names a street, in English,
+// German, French, Spanish, Portuguese, Italian, Dutch or a Nordic language,
+// and where its house number goes; 0 if it does not.
+func streetClass(w string) int {
+	switch w {
+	case "street", "st", "road", "rd", "lane", "ln", "drive", "dr", "blvd", "way", "court", "ct",
+		"square", "sq", "terrace", "highway", "hwy", "parkway", "pkwy", "circle", "cir", "crescent", "cres",
+		"close", "row", "alley", "trail", "mews", "grove", "gardens", "ave":
+		return numberBefore | englishOrder
+	case "rue", "avenue", "boulevard", "bd", "chemin", "impasse", "quai", "route", "cours", "faubourg", "place", "pl":
+		return numberBefore | numberAfter
+	case "calle", "c/", "avenida", "avda", "av", "paseo", "plaza", "camino", "carretera", "ronda", "travesia",
+		"glorieta", "callejon", "rua", "travessa", "praca", "largo", "estrada", "alameda", "rodovia", "beco",
+		"ladeira", "via", "viale", "piazza", "corso", "vicolo", "strada", "piazzale", "lungomare", "contrada",
+		"strasse", "str", "gasse", "weg", "platz", "allee", "ring", "damm", "ufer", "chaussee", "steig",
+		"straat", "laan", "plein", "gracht", "kade", "singel", "dijk", "steeg", "pad", "hof",
+		"vej", "veien", "gata", "gatan", "gade", "katu", "tie":
+		return numberAfter
 	}
-	return number-street <= 6
+	for _, suf := range []string{"strasse", "str", "gasse", "weg", "platz", "allee", "damm", "ufer",
+		"straat", "laan", "gracht", "plein", "kade", "singel", "dijk", "steeg",
+		"veien", "vegen", "vej", "gatan", "gata", "gade", "katu", "tie"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			return numberAfter
+		}
+	}
+	return 0
 }
 
 // houseNumber reports whether w is a house number: 1 to 5 digits, maybe with
@@ -743,38 +798,6 @@ func houseNumber(w string) bool {
 	return false
 }
 
-// streetWord reports whether the folded word w names a street on its own, in
-// English, German, French, Spanish, Portuguese, Italian or Dutch.
-func streetWord(w string) bool {
-	switch w {
-	case "street", "st", "avenue", "ave", "av", "road", "rd", "lane", "ln", "drive", "dr", "boulevard", "blvd",
-		"way", "court", "ct", "place", "pl", "square", "sq", "terrace", "highway", "hwy", "parkway", "pkwy",
-		"circle", "cir", "crescent", "cres", "close", "row", "alley", "trail", "mews", "grove", "gardens",
-		"strasse", "str", "gasse", "weg", "platz", "allee", "ring", "damm", "ufer", "chaussee", "steig",
-		"rue", "avenida", "avda", "bd", "chemin", "impasse", "quai", "route", "cours", "faubourg",
-		"calle", "c/", "paseo", "plaza", "camino", "carretera", "ronda", "travesia", "glorieta", "callejon",
-		"rua", "travessa", "praca", "largo", "estrada", "alameda", "rodovia", "beco", "ladeira",
-		"via", "viale", "piazza", "corso", "vicolo", "strada", "piazzale", "lungomare", "contrada",
-		"straat", "laan", "plein", "gracht", "kade", "singel", "dijk", "steeg", "pad", "hof",
-		"vej", "veien", "gata", "gatan", "gade", "katu", "tie":
-		return true
-	}
-	return false
-}
-
-// streetSuffix reports whether the folded word w is a compound ending in a
-// street word: Hauptstraße, Hauptstr., Kerkstraat, Ullevålsveien.
-func streetSuffix(w string) bool {
-	for _, suf := range []string{"strasse", "str", "gasse", "weg", "platz", "allee", "damm", "ufer",
-		"straat", "laan", "gracht", "plein", "kade", "singel", "dijk", "steeg",
-		"veien", "vegen", "vej", "gatan", "gata", "gade", "katu", "tie"} {
-		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
-			return true
-		}
-	}
-	return false
-}
-
 // isPersonName scores whether s is a person's name: 1 when it is two to four
 // name-shaped words (capitalised, letters, apostrophes and hyphens, with the
 // particles of the supported languages such as "van", "de", "dos") whose
@@ -799,13 +822,16 @@ func (d *detector) isPersonName(s string) float64 {
 		s = given + " " + family
 	}
 	ws := strings.Fields(s)
+	for len(ws) > 2 && personTitle(fold(strings.TrimSuffix(ws[0], "."))) { // "Dr. Anna Kowalska"
+		ws = ws[1:]
+	}
 	var parts []string
 	for _, w := range ws {
 		fw := fold(w)
 		if nameParticle(fw) {
 			continue
 		}
-		if legalForm(strings.Trim(fw, ".")) || streetWord(strings.Trim(fw, ".")) {
+		if legalForm(strings.Trim(fw, ".")) {
 			return 0
 		}
 		if !nameShaped(w) {
@@ -865,6 +891,17 @@ func nameShaped(w string) bool {
 	// All capitals is a name in some registers ("MÜLLER"), and an acronym
 	// in others; let the lists decide.
 	return letters > 0
+}
+
+// personTitle reports whether the folded word w, without its dot, is a
+// title put before a person's name.
+func personTitle(w string) bool {
+	switch w {
+	case "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "herr", "frau", "m", "mme", "mlle",
+		"sr", "sra", "srta", "don", "dona", "sig", "sig.ra", "dott", "dott.ssa", "dra", "ing", "mag", "dhr", "mevr":
+		return true
+	}
+	return false
 }
 
 func nameParticle(w string) bool {

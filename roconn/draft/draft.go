@@ -376,6 +376,15 @@ func (m *maker) stats(c *Column) colStats {
 	return st
 }
 
+// privateValues is how many sampled values have a private shape.
+func (st *colStats) privateValues() int {
+	n := 0
+	for k := kindEmail; k < numKinds; k++ {
+		n += st.kinds[k]
+	}
+	return n
+}
+
 // labelLike reports whether s is a plain word or identifier with no digits:
 // a setting's name, a status, a category.
 func labelLike(s string) bool {
@@ -496,7 +505,7 @@ func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind) Decisio
 	switch {
 	case veto != "":
 		d.Note = veto
-	case tk.people && coarse:
+	case tk.people && coarse && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5:
 		d.Note = "kept: it does not identify a person on its own; hide it if it singles people out in a small table"
 	case tk.publicPeople && m.namesLike(ws):
 		d.Note = "kept: names of credited people, public in a catalogue"
@@ -535,11 +544,11 @@ func (m *maker) byName(ws []string, st *colStats, tk tableKind) (category, strin
 	case nm.cat != catBirth && nm.cat != catPay && st.boolean == st.n:
 		return catNone, lifted + "its values are yes/no flags"
 	case (nm.cat == catEmail || nm.cat == catPersonName || nm.cat == catAccount || nm.cat == catAddress) &&
-		st.kinds == [numKinds]int{} && share(st.numeric, st.n) >= 0.9:
+		st.privateValues() == 0 && share(st.numeric, st.n) >= 0.9:
 		return catNone, lifted + "its values are numbers"
-	case nm.cat.contactLike() && st.kinds == [numKinds]int{} && share(st.dates, st.n) >= 0.9:
+	case nm.cat.contactLike() && st.privateValues() == 0 && share(st.dates, st.n) >= 0.9:
 		return catNone, lifted + "its values are dates"
-	case (nm.cat == catKey || nm.cat == catToken) && st.kinds == [numKinds]int{} && st.labels == st.n:
+	case (nm.cat == catKey || nm.cat == catToken) && st.privateValues() == 0 && st.labels == st.n:
 		return catNone, lifted + "its values are plain words"
 	}
 	return nm.cat, ""
@@ -563,11 +572,25 @@ func qualifiedBy(ws []string, m nameMatch, q func(string) bool) bool {
 // (see the package doc).
 func (m *maker) coordinates(o *Object, stats []colStats, ds []Decision) {
 	type cand struct {
-		i    int
-		lat  bool // all within ±90
-		five bool // most have 5 or more decimals, as GPS fixes do
+		i      int
+		lat    bool    // all within ±90
+		five   bool    // most have 5 or more decimals, as GPS fixes do
+		median float64 // of its values
 	}
 	var cands []cand
+	median := func(st *colStats) float64 {
+		var fs []float64
+		for _, s := range st.texts {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+				fs = append(fs, f)
+			}
+		}
+		slices.Sort(fs)
+		if len(fs) == 0 {
+			return 0
+		}
+		return fs[len(fs)/2]
+	}
 	for i := range o.Columns {
 		st := &stats[i]
 		if ds[i].Hidden || st.n < 3 || share(st.precise, st.n) < 0.8 {
@@ -586,23 +609,21 @@ func (m *maker) coordinates(o *Object, stats []colStats, ds []Decision) {
 			}
 		}
 		if share(st.aboveOne, st.n) >= 0.8 {
-			cands = append(cands, cand{i: i, lat: st.within90 == st.precise, five: share(five, st.n) >= 0.5})
+			cands = append(cands, cand{i: i, lat: st.within90 == st.precise, five: share(five, st.n) >= 0.5, median: median(st)})
 		}
 	}
-	var lat, any5 bool
-	n5 := 0
-	for _, c := range cands {
-		if c.five {
-			n5++
-			lat = lat || c.lat
-			any5 = true
+	// A latitude and a longitude differ: a pair of columns with nearly the
+	// same values (a bid and an ask rate) is not a position.
+	pair := map[int]bool{}
+	for _, a := range cands {
+		for _, b := range cands {
+			if a.i != b.i && a.five && b.five && a.lat && math.Abs(a.median-b.median) >= 1 {
+				pair[a.i], pair[b.i] = true, true
+			}
 		}
 	}
-	if !any5 || n5 < 2 || !lat {
-		return
-	}
 	for _, c := range cands {
-		if c.five {
+		if pair[c.i] {
 			st := &stats[c.i]
 			ds[c.i].Hidden = true
 			ds[c.i].Reason = fmt.Sprintf("precise coordinates: %d of %d sampled values have 5 or more decimals, as has a partner column", st.precise, st.n)
