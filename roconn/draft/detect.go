@@ -90,7 +90,7 @@ type detector struct {
 	apiKeys                                                            []*regexp.Regexp
 	passHashes                                                         []*regexp.Regexp
 	ssn, dni, nie, cpf, codiceFiscale, nino                            *regexp.Regexp
-	coordPair, coordWKT, coordDMS                                      *regexp.Regexp
+	coordPair, coordWKT, coordComma, coordDMS                          *regexp.Regexp
 	isoDate, isoDateTime, dateDMY, dateYMDSlash, isoTime, uuid, hexRGB *regexp.Regexp
 	phoneIn                                                            *regexp.Regexp
 }
@@ -141,6 +141,7 @@ func newDetector() *detector {
 		nino:          m(`^[A-CEGHJ-PR-TW-Za-ceghj-pr-tw-z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-Da-d]$`),
 		coordPair:     m(`^(?:geo:)?[(\[]?\s*(-?\d{1,3}\.\d+)\s*[,;/ ]\s*(-?\d{1,3}\.\d+)\s*[)\]]?$`),
 		coordWKT:      m(`^(?i:POINT)\s*\(\s*(-?\d{1,3}\.\d+)\s+(-?\d{1,3}\.\d+)\s*\)$`),
+		coordComma:    m(`^(-?\d{1,3},\d+)\s*[; ]\s*(-?\d{1,3},\d+)$`),
 		coordDMS:      m(`^\d{1,3}°\s?\d{1,2}['′]\s?\d{1,2}(?:\.\d+)?["″]\s?[NSns][, ]*\d{1,3}°\s?\d{1,2}['′]\s?\d{1,2}(?:\.\d+)?["″]\s?[EWOewo]$`),
 		isoDate:       m(`^\d{4}-\d{2}-\d{2}$`),
 		isoDateTime:   m(`^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$`),
@@ -188,6 +189,8 @@ func (d *detector) kindOf(s string) kind {
 		return kindStreet
 	case d.isPersonName(s) >= 1:
 		return kindPersonName
+	case len(s) <= 2048 && strings.Contains(s, "@") && d.emailIn.MatchString(s):
+		return kindEmail // inside a JSON document, a CSV line, a "To:" list
 	}
 	return kindNone
 }
@@ -534,6 +537,8 @@ func (d *detector) isCoordinates(s string) bool {
 		lon, lat = m[1], m[2]
 	} else if m := d.coordPair.FindStringSubmatch(s); m != nil {
 		lat, lon = m[1], m[2]
+	} else if m := d.coordComma.FindStringSubmatch(s); m != nil { // "48,856613;2,352222"
+		lat, lon = strings.Replace(m[1], ",", ".", 1), strings.Replace(m[2], ",", ".", 1)
 	} else {
 		return false
 	}
@@ -634,8 +639,10 @@ func (d *detector) isPhone(s string) bool {
 		return digits >= 8
 	case parens:
 		return true
+	case groups == 1 && digitStr[0] == '0':
+		return digitStr[1] != '0' && (digits == 10 || digits == 11)
 	case groups == 1:
-		return digitStr[0] == '0' && digitStr[1] != '0' && (digits == 10 || digits == 11)
+		return bareInternational(digitStr)
 	case groups == 2:
 		return digitStr[0] == '0' && digits >= 9
 	default:
@@ -646,6 +653,31 @@ func (d *detector) isPhone(s string) bool {
 		}
 		return true
 	}
+}
+
+// bareInternational reports whether the digit string d is an international
+// number written without its +, as E.164 numbers are often stored, for the
+// countries whose numbering this package knows: a mobile number of Germany,
+// France, the UK, Spain, Italy, the Netherlands, Portugal or Brazil, or a
+// North American number (1, an area code and exchange not starting with 0
+// or 1). Each shape fixes the prefix and the length, so few order numbers
+// of the same length take it by chance.
+func bareInternational(d string) bool {
+	n := len(d)
+	has := func(p string) bool { return strings.HasPrefix(d, p) }
+	switch {
+	case n == 11 && d[0] == '1':
+		return d[1] >= '2' && d[4] >= '2'
+	case n == 11 && (has("336") || has("337") || has("346") || has("347") || has("316")):
+		return true
+	case n == 12 && (has("447") || has("393") || has("3519")):
+		return true
+	case (n == 12 || n == 13) && (has("4915") || has("4916") || has("4917")):
+		return true
+	case n == 13 && has("55") && d[4] == '9':
+		return true
+	}
+	return false
 }
 
 // extensionAt returns where an extension such as " ext. 12" or " x12" starts
@@ -821,6 +853,12 @@ func (d *detector) isPersonName(s string) float64 {
 		}
 		s = given + " " + family
 	}
+	lower := s == strings.ToLower(s)
+	if lower {
+		// A column kept in lower case for searching: only names whose given
+		// and family names are both known count, as shape says nothing.
+		s = capitalise(s)
+	}
 	ws := strings.Fields(s)
 	for len(ws) > 2 && personTitle(fold(strings.TrimSuffix(ws[0], "."))) { // "Dr. Anna Kowalska"
 		ws = ws[1:]
@@ -843,6 +881,12 @@ func (d *detector) isPersonName(s string) float64 {
 		return 0
 	}
 	first, last := strings.Trim(parts[0], "."), parts[len(parts)-1]
+	if lower {
+		if d.lex.first[first] && d.lex.last[last] && len(first) > 1 {
+			return 1
+		}
+		return 0
+	}
 	switch {
 	case d.lex.first[first] && d.lex.last[last]:
 		return 1
@@ -891,6 +935,17 @@ func nameShaped(w string) bool {
 	// All capitals is a name in some registers ("MÜLLER"), and an acronym
 	// in others; let the lists decide.
 	return letters > 0
+}
+
+// capitalise upper-cases the first letter of each word of s.
+func capitalise(s string) string {
+	rs := []rune(s)
+	for i, r := range rs {
+		if i == 0 || rs[i-1] == ' ' || rs[i-1] == '-' {
+			rs[i] = unicode.ToUpper(r)
+		}
+	}
+	return string(rs)
 }
 
 // personTitle reports whether the folded word w, without its dot, is a

@@ -194,6 +194,8 @@ func TestPhone(t *testing.T) {
 		"555.123.4567", "+44 20 7946 0958", "020 7946 0958", "06 12 34 56 78", "06.12.34.56.78", "0612345678",
 		"+33 6 12 34 56 78", "030 12345678", "+31 6 12345678", "612 345 678", "+351 912 345 678",
 		"+39 06 1234 5678", "0049 89 123456", "+1-202-555-0143 ext. 12", "089/1234567",
+		// E.164 stored without the +
+		"4915112345678", "12025550143", "33612345678", "447700900123", "5511912345678",
 	} {
 		if !d.isPhone(s) {
 			t.Errorf("isPhone(%q) = false, want true", s)
@@ -202,6 +204,7 @@ func TestPhone(t *testing.T) {
 	for _, s := range []string{
 		"2024-01-15", "15.01.2024", "12227-000", "70174", "1234.56", "1.234.567", "1234567890", "100234987",
 		"978-3-16-148410-0", "ORD-2024-000123", "12:30:45", "3.14159", "+12", "1 2",
+		"10000234567", "11234567890", "400012345678", "9912345678901", // order numbers of the same lengths
 	} {
 		if d.isPhone(s) {
 			t.Errorf("isPhone(%q) = true, want false", s)
@@ -211,13 +214,13 @@ func TestPhone(t *testing.T) {
 
 func TestCoordinates(t *testing.T) {
 	d := newDetector()
-	for _, s := range []string{"48.85661, 2.35222", "48.8566,2.3522", "-33.86882 151.20929", "(40.7128, -74.0060)",
+	for _, s := range []string{"48.85661, 2.35222", "48.8566,2.3522", "48,856613;2,352222", "48,8566 2,3522", "-33.86882 151.20929", "(40.7128, -74.0060)",
 		"POINT(2.35222 48.85661)", "geo:52.3676,4.9041", "48°51'24\"N 2°21'03\"E"} {
 		if !d.isCoordinates(s) {
 			t.Errorf("isCoordinates(%q) = false, want true", s)
 		}
 	}
-	for _, s := range []string{"48.86, 2.35", "91.00001, 2.35222", "48.85661, 181.00001", "1.5, 2.5", "2024.0101, 12.3456"} {
+	for _, s := range []string{"48.86, 2.35", "48,86;2,35", "1,234;5,678", "91.00001, 2.35222", "48.85661, 181.00001", "1.5, 2.5", "2024.0101, 12.3456"} {
 		if d.isCoordinates(s) {
 			t.Errorf("isCoordinates(%q) = true, want false", s)
 		}
@@ -264,13 +267,15 @@ func TestStreet(t *testing.T) {
 func TestPersonName(t *testing.T) {
 	d := newDetector()
 	for _, s := range []string{"Luís Gonçalves", "Leonie Köhler", "François Tremblay", "María José García López",
-		"Jan van der Berg", "Giulia Rossi", "Gonçalves, Luís", "J. Smith", "Ingrid Johansson", "Piotr Kowalski"} {
+		"Jan van der Berg", "Giulia Rossi", "Gonçalves, Luís", "J. Smith", "Ingrid Johansson", "Piotr Kowalski",
+		"Dr. Anna Müller", "maria garcia", "GIULIA ROSSI"} {
 		if d.isPersonName(s) < 1 {
 			t.Errorf("isPersonName(%q) = %v, want 1", s, d.isPersonName(s))
 		}
 	}
 	for _, s := range []string{"Summit Pack 45L", "Müller GmbH", "Rock And Roll", "San Francisco", "Heavy Metal Classic",
-		"For Those About To Rock", "Ridgeline Boston", "Banco do Brasil S.A.", "Mary Street 12"} {
+		"For Those About To Rock", "Ridgeline Boston", "Banco do Brasil S.A.", "Mary Street 12",
+		"alpine trek backpack", "summit pack", "shipping refund"} {
 		if d.isPersonName(s) > 0 {
 			t.Errorf("isPersonName(%q) = %v, want 0", s, d.isPersonName(s))
 		}
@@ -325,6 +330,20 @@ func TestMatchName(t *testing.T) {
 		"payment_method", "keyboard", "sort_key", "secretary_id", "Milliseconds", "status"} {
 		if m, ok := matchName(rules, splitName(name)); ok && !m.people && !(m.cat == catKey && name == "sort_key") {
 			t.Errorf("matchName(%q) = %v, want no match", name, m.cat)
+		}
+	}
+}
+
+func TestEmbeddedEmail(t *testing.T) {
+	d := newDetector()
+	for s, want := range map[string]kind{
+		`{"event":"signup","email":"ana@example.org","plan":"pro"}`: kindEmail,
+		"To: ana@example.org; bo@example.com":                      kindEmail,
+		`{"event":"renewal","plan":"pro","qty":2}`:                  kindNone,
+		"@ridgeline on social media":                               kindNone,
+	} {
+		if got := d.kindOf(s); got != want {
+			t.Errorf("kindOf(%q) = %v, want %v", s, got.what(), want.what())
 		}
 	}
 }

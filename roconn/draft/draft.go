@@ -296,6 +296,7 @@ type colStats struct {
 	n        int      // len(texts)
 	kinds    [numKinds]int
 	nameSum  float64 // sum of person-name scores
+	nameLast int     // distinct last words of the values that scored as names
 	nameN    int     // values that are a single known name part
 	single   int     // values that are one word
 	free     int     // values that read as prose
@@ -312,6 +313,7 @@ type colStats struct {
 
 func (m *maker) stats(c *Column) colStats {
 	var st colStats
+	lastWords := map[string]bool{}
 	for _, v := range c.Samples {
 		var s string
 		switch x := v.(type) {
@@ -337,7 +339,10 @@ func (m *maker) stats(c *Column) colStats {
 		k := m.det.kindOf(s)
 		st.kinds[k]++
 		if k == kindNone || k == kindPersonName {
-			st.nameSum += m.det.isPersonName(strings.TrimSpace(s))
+			if score := m.det.isPersonName(strings.TrimSpace(s)); score > 0 {
+				st.nameSum += score
+				lastWords[fold(lastWord(s))] = true
+			}
 		}
 		if len(strings.Fields(s)) == 1 {
 			st.single++
@@ -373,7 +378,21 @@ func (m *maker) stats(c *Column) colStats {
 		}
 	}
 	st.n = len(st.texts)
+	st.nameLast = len(lastWords)
 	return st
+}
+
+// lastWord returns the family name of a name as written: the last word, or
+// the part before the comma of "Family, Given".
+func lastWord(s string) string {
+	if i := strings.IndexByte(s, ','); i > 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	ws := strings.Fields(s)
+	if len(ws) == 0 {
+		return ""
+	}
+	return ws[len(ws)-1]
 }
 
 // privateValues is how many sampled values have a private shape.
@@ -445,7 +464,13 @@ func valueVerdict(st *colStats, c *Column, nameAllowed bool) (kind, int) {
 			if c.Distinct <= maxEnumValues && c.NonNull > 2*c.Distinct {
 				continue
 			}
-			hits = int(math.Round(st.nameSum))
+			// People's names draw on many family names; a list built from a
+			// few words ("Hazel Wood", "Rose Garden": paint colours) does
+			// not.
+			hits = 0
+			if st.nameLast >= 20 || float64(st.nameLast) >= 0.15*float64(st.n) {
+				hits = int(math.Round(st.nameSum))
+			}
 			if st.single >= st.n*7/10 && c.Distinct > maxEnumValues {
 				hits = max(hits, st.nameN) // one name part per value: a first-name or surname column
 			}

@@ -719,6 +719,71 @@ func adversarialTables() []genTable {
 			{name: "sess", typ: "TEXT", private: true, gen: str(func(g *gen) string { return g.chars(base62, 32) })},
 			{name: "ok", typ: "INTEGER", gen: intn(0, 2)},
 		}},
+		{name: "crm_extra", rows: 400, cols: []genColumn{
+			id,
+			{name: "member", typ: "TEXT", private: true, gen: messy(0.05, 0.02, func(g *gen) string {
+				if g.r.IntN(2) == 0 {
+					return g.pick([]string{"Priya Sharma", "Arjun Patel", "Ananya Iyer", "Rohan Mehta", "Wei Zhang", "Li Na", "Chen Jie",
+						"Haruto Sato", "Yuki Tanaka", "Sakura Yamamoto", "Mohammed Al-Farsi", "Fatima Benali", "Youssef El Amrani",
+						"Nguyen Van An", "Tran Thi Mai", "Kim Min-jun", "Park Ji-woo", "Oluwaseun Adeyemi", "Chidi Okafor",
+						"Nagy Zsófia", "Kovács Bence", "Ivan Petrov", "Olga Smirnova", "Aroha Ngata", "Siddharth Rao"})
+				}
+				return g.personName()
+			})},
+			{name: "payload", typ: "TEXT", private: true, gen: str(func(g *gen) string {
+				if g.r.IntN(10) < 6 {
+					return fmt.Sprintf(`{"event":"signup","email":"%s","plan":"%s"}`, g.email(), g.pick([]string{"free", "pro"}))
+				}
+				return fmt.Sprintf(`{"event":"%s","plan":"%s","qty":%d}`, g.pick([]string{"upgrade", "renewal"}), g.pick([]string{"free", "pro"}), 1+g.r.IntN(9))
+			})},
+			{name: "m", typ: "INTEGER", private: true, gen: func(g *gen, _ int) any {
+				var s string
+				switch g.r.IntN(4) {
+				case 0:
+					s = "4915" + g.digits(9)
+				case 1:
+					s = "1" + "2" + g.digits(9)
+				case 2:
+					s = "336" + g.digits(8)
+				default:
+					s = "447700" + g.digits(6)
+				}
+				n, _ := strconv.ParseInt(s, 10, 64)
+				return n
+			}},
+			{name: "paint", typ: "TEXT", gen: str(func(g *gen) string {
+				return g.pick([]string{"Rose", "Olive", "Amber", "Hazel", "Ruby", "Jade", "Violet", "Ivory", "Coral", "Sienna", "Scarlett", "Jasmine", "Heather", "Sage"}) +
+					" " + g.pick([]string{"Garden", "Grove", "Glow", "Wood", "Mist", "Dawn", "Stone", "Field"})
+			})},
+			{name: "unit_cost", typ: "REAL", gen: real(0.5, 40, 4)},
+			{name: "unit_price", typ: "REAL", gen: real(45, 80, 4)},
+			{name: "masked_card", typ: "TEXT", gen: str(func(g *gen) string { return g.pick([]string{"4111", "5500", "3782"}) + " **** **** " + g.digits(4) })},
+			{name: "route", typ: "TEXT", gen: str(func(g *gen) string {
+				return g.pick([]string{"Baker Street", "Hauptstraße", "Rue de la Paix", "Via Roma", "Kerkstraat", "Calle Mayor", "Rua Augusta", "Elm Avenue"}) +
+					" loop " + g.pick([]string{"A", "B", "C"})
+			})},
+			{name: "info", typ: "TEXT", private: true, gen: messy(0.2, 0, func(g *gen) string {
+				if g.r.IntN(4) == 0 {
+					return "Prefers contact by phone: " + g.phone() + ". Do not call before 10am."
+				}
+				return g.pick([]string{"Long-time customer, asked about the loyalty programme twice.",
+					"Returned two items in March, both within the window, no issues.",
+					"Interested in the winter catalogue, send it when it is out.",
+					"Asked whether the tents are available in green as well."})
+			})},
+		}},
+		{name: "crm_more", rows: 400, cols: []genColumn{
+			id,
+			{name: "norm", typ: "TEXT", private: true, gen: str(func(g *gen) string { return strings.ToLower(g.first() + " " + g.last()) })},
+			{name: "eu_pos", typ: "TEXT", private: true, gen: str(func(g *gen) string {
+				return strings.ReplaceAll(fmt.Sprintf("%.6f;%.6f", g.lat(), g.lon()), ".", ",")
+			})},
+			{name: "city_country", typ: "TEXT", gen: str(func(g *gen) string {
+				return g.pick(cities) + ", " + g.pick([]string{"France", "Germany", "Spain", "Italy", "Portugal", "Netherlands", "Austria", "Ireland", "Georgia", "Jordan", "Chad", "Israel"})
+			})},
+			{name: "contact_role", typ: "TEXT", gen: enum("billing", "technical", "owner", "other")},
+			{name: "updated", typ: "TEXT", gen: str((*gen).datetime)},
+		}},
 		{name: "legacy_dump", rows: 400, cols: []genColumn{
 			id,
 			{name: "col_a", typ: "TEXT", private: true, gen: messy(0.1, 0.05, func(g *gen) string { return strings.ToUpper(g.email()) })},
