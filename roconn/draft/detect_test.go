@@ -338,9 +338,9 @@ func TestEmbeddedEmail(t *testing.T) {
 	d := newDetector()
 	for s, want := range map[string]kind{
 		`{"event":"signup","email":"ana@example.org","plan":"pro"}`: kindEmail,
-		"To: ana@example.org; bo@example.com":                      kindEmail,
+		"To: ana@example.org; bo@example.com":                       kindEmail,
 		`{"event":"renewal","plan":"pro","qty":2}`:                  kindNone,
-		"@ridgeline on social media":                               kindNone,
+		"@ridgeline on social media":                                kindNone,
 	} {
 		if got := d.kindOf(s); got != want {
 			t.Errorf("kindOf(%q) = %v, want %v", s, got.what(), want.what())
