@@ -158,19 +158,66 @@ func newDetector() *detector {
 // first: a bcrypt hash is not taken for an API key, nor an IP address for a
 // phone number.
 func (d *detector) kindOf(s string) kind {
+	k, _ := d.classify(s)
+	return k
+}
+
+// classify returns what s looks like and, when that is nothing else, its
+// person-name score (see isPersonName), computing each detector at most once.
+func (d *detector) classify(s string) (kind, float64) {
 	s = strings.TrimSpace(s)
-	if len(s) < 5 || len(s) > 2048 {
+	if len(s) < 3 || len(s) > 2048 {
+		return kindNone, 0
+	}
+	var digit, letter, space, at bool
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == ' ':
+			space = true
+		case c == '@':
+			at = true
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			letter = true
+		}
+	}
+	if k := d.shape(s, digit, letter, space, at); k != kindNone {
+		return k, 0
+	}
+	var score float64
+	if !digit && letter {
+		score = d.isPersonName(s)
+		if score >= 1 {
+			return kindPersonName, score
+		}
+	}
+	if at && d.emailIn.MatchString(s) {
+		return kindEmail, 0 // inside a JSON document, a CSV line, a "To:" list
+	}
+	return kindNone, score
+}
+
+// shape tries the detectors that look at a value's form, skipping those
+// whose characters s lacks.
+func (d *detector) shape(s string, digit, letter, space, at bool) kind {
+	if len(s) < 5 {
 		return kindNone
 	}
+	keyish := !space || strings.HasPrefix(s, "Bearer ") || strings.HasPrefix(s, "Basic ") ||
+		strings.HasPrefix(s, "Token ") || strings.HasPrefix(s, "-----BEGIN")
 	switch {
 	case d.isPassHash(s):
 		return kindPassHash
 	case isJWT(s):
 		return kindJWT
-	case d.isAPIKey(s):
+	case keyish && d.isAPIKey(s):
 		return kindAPIKey
-	case d.isEmail(s):
+	case at && d.isEmail(s):
 		return kindEmail
+	case !digit:
+		return kindNone
 	case isIBAN(s):
 		return kindIBAN
 	case isCard(s):
@@ -185,12 +232,8 @@ func (d *detector) kindOf(s string) kind {
 		return kindCoordinates
 	case d.isPhone(s):
 		return kindPhone
-	case d.isStreet(s):
+	case letter && space && d.isStreet(s):
 		return kindStreet
-	case d.isPersonName(s) >= 1:
-		return kindPersonName
-	case len(s) <= 2048 && strings.Contains(s, "@") && d.emailIn.MatchString(s):
-		return kindEmail // inside a JSON document, a CSV line, a "To:" list
 	}
 	return kindNone
 }
@@ -559,6 +602,9 @@ func preciseIn(s string, limit float64) bool {
 // isDate reports whether s is a date or a date and time in a common format;
 // such values are never phone numbers.
 func (d *detector) isDate(s string) bool {
+	if len(s) < 4 || len(s) > 40 || s[0] < '0' || s[0] > '9' {
+		return false
+	}
 	return d.isoDate.MatchString(s) || d.isoDateTime.MatchString(s) || d.dateDMY.MatchString(s) ||
 		d.dateYMDSlash.MatchString(s) || d.isoTime.MatchString(s)
 }

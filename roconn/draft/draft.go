@@ -336,13 +336,14 @@ func (m *maker) stats(c *Column) colStats {
 		}
 		st.texts = append(st.texts, s)
 		st.maxLen = max(st.maxLen, utf8.RuneCountInString(s))
-		k := m.det.kindOf(s)
+		k, score := m.det.classify(s)
 		st.kinds[k]++
-		if k == kindNone || k == kindPersonName {
-			if score := m.det.isPersonName(strings.TrimSpace(s)); score > 0 {
-				st.nameSum += score
-				lastWords[fold(lastWord(s))] = true
-			}
+		if k == kindPersonName {
+			score = 1
+		}
+		if score > 0 {
+			st.nameSum += score
+			lastWords[fold(lastWord(s))] = true
 		}
 		if len(strings.Fields(s)) == 1 {
 			st.single++
