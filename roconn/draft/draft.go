@@ -44,31 +44,38 @@
 //     authors, composers) keep their names: credits in a catalogue are
 //     public.
 //   - By its values, whatever its name. Each sampled value is tested for the
-//     shapes of private data: e-mail addresses; phone numbers in national
-//     and international formats; IPv4 and IPv6 addresses; MAC addresses;
-//     payment card numbers (issuer prefix and Luhn check); IBANs (country
-//     length and mod-97 check); JSON web tokens (a decoded header with
-//     "alg"); API keys by their vendors' prefixes (sk-, AKIA, ghp_, xoxb-,
-//     AIza, glpat-...) and generic secrets (long, mixed-case, random-looking
-//     strings); password hashes (bcrypt, argon2, sha-crypt, md5-crypt,
-//     scrypt, yescrypt, pbkdf2 in passlib, Django and Werkzeug forms, LDAP,
-//     phpass); national numbers with a checksum or distinctive shape (US
-//     SSN, Spanish DNI and NIE, Brazilian CPF, Italian codice fiscale, UK
-//     NINO, French NIR, Dutch BSN); coordinate pairs with at least 4
-//     decimals; street addresses (a house number beside a street word or a
-//     compound ending in one, in the same languages); and people's names
-//     (two to four capitalised words whose given name, and ideally family
-//     name, are in the embedded lists of given and family names, which come
-//     from @faker-js/faker's locales for those languages and the Nordic,
-//     Polish, Czech and Turkish ones; a value that is a known city's name
-//     is not a person's). A column is private when enough of its distinct
-//     sampled values match one shape: a fifth for the shapes that nothing
-//     else takes (a checksum, a vendor prefix, a hash format), more for the
-//     weaker ones (0.3 for cards, national numbers, IP addresses and
-//     coordinates; 0.4 for phone numbers, street addresses and names), or
-//     half of them across all shapes together. Checksums pass by chance for
-//     one random number in ten (Luhn) or eleven (BSN), so a column of order
-//     numbers is not a column of card numbers.
+//     shapes of private data: e-mail addresses (alone, as "Name <address>",
+//     or inside a longer value such as a JSON document); phone numbers in
+//     national and international formats, and E.164 numbers stored without
+//     their + for the countries whose mobile numbering the package knows;
+//     IPv4 and IPv6 addresses; MAC addresses; payment card numbers (issuer
+//     prefix and Luhn check); IBANs (country length and mod-97 check); JSON
+//     web tokens (a decoded header with "alg"); API keys by their vendors'
+//     prefixes (sk-, AKIA, ghp_, xoxb-, AIza, glpat-...) and generic secrets
+//     (at least 20 characters mixing upper case, lower case and digits as
+//     random strings do); password hashes (bcrypt, argon2, sha-crypt,
+//     md5-crypt, scrypt, yescrypt, pbkdf2 in passlib, Django and Werkzeug
+//     forms, LDAP, phpass); national numbers with a checksum or distinctive
+//     shape (US SSN, Spanish DNI and NIE, Brazilian CPF, Italian codice
+//     fiscale, UK NINO, French NIR, Dutch BSN); coordinate pairs with at
+//     least 4 decimals (decimal points or commas); street addresses (a house
+//     number beside a street word, or a compound ending in one, in each
+//     language's order); and people's names (two to four capitalised words
+//     whose given name, and ideally family name, are in the embedded lists,
+//     which come from @faker-js/faker's locales for those languages and the
+//     Nordic, Polish, Czech and Turkish ones; in lower case both must be
+//     known; a value that is a known city's name is not a person's).
+//   - A column is private by its values when enough of its distinct sampled
+//     values take one shape: a fifth for the shapes nothing else takes (a
+//     checksum with a fixed format, a vendor prefix, a hash format), 0.3 for
+//     cards and national numbers (whose checksums one random number in ten or
+//     eleven passes, so a column of order numbers is not a column of card
+//     numbers), IP addresses, coordinates and API keys, and 0.4 for phone
+//     numbers, street addresses and names; or half of them across all shapes
+//     together (a contact column of e-mail addresses and phone numbers).
+//     Names must also be varied: a column whose name-like values share a few
+//     last words ("Hazel Wood", "Rose Garden": paint colours) is a list of
+//     labels, as is one of at most 30 values repeated.
 //   - A numeric column is a precise coordinate when most of its values have
 //     4 or more decimals (about 11 metres) within ±180, and either its name
 //     says so (lat, lng, loc, position, Breite...) or it has a partner of

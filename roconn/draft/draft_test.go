@@ -39,13 +39,19 @@ func draftFile(t testing.TB, path string) (string, policyDoc) {
 	if err := draft.Make(schema).WriteYAML(&buf); err != nil {
 		t.Fatalf("WriteYAML: %v", err)
 	}
+	return buf.String(), decodePolicy(t, buf.Bytes())
+}
+
+// decodePolicy decodes a drafted policy strictly.
+func decodePolicy(t testing.TB, data []byte) policyDoc {
+	t.Helper()
 	var doc policyDoc
-	dec := yaml.NewDecoder(bytes.NewReader(buf.Bytes()))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("the draft is not a policy: %v\n%s", err, buf.String())
+		t.Fatalf("the draft is not a policy: %v\n%s", err, data)
 	}
-	return buf.String(), doc
+	return doc
 }
 
 // TestAdversarialSchema drafts a policy for a generated database of 150
