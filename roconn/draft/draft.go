@@ -195,6 +195,27 @@ func (d *Draft) Entry(name string) (Entry, bool) {
 	return Entry{}, false
 }
 
+// headNoun returns the last word of a table's name that says what its rows
+// are, skipping words that only say how the table is kept (data, info, list,
+// v2, 2024, tbl, staging...).
+func headNoun(ws []string) string {
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		if w == "" || (w[0] >= '0' && w[0] <= '9') {
+			continue
+		}
+		switch w {
+		case "data", "info", "information", "details", "detail", "list", "table", "tbl", "tab", "t", "v",
+			"master", "raw", "import", "imports", "export", "exports", "archive", "backup", "bak", "old", "new",
+			"tmp", "temp", "stage", "staging", "copy", "view", "vw", "all", "current", "hist", "history", "log",
+			"dim", "fact", "src", "dump", "daten", "donnees", "datos", "dados", "dati", "gegevens":
+			continue
+		}
+		return w
+	}
+	return ""
+}
+
 // maxEnumValues is the most distinct values a column may have for the draft
 // to list them in its meaning.
 const maxEnumValues = 30
@@ -248,10 +269,12 @@ type tableKind struct {
 
 func (m *maker) kindOfTable(o *Object) tableKind {
 	var k tableKind
-	for _, w := range splitName(o.Name) {
-		k.people = k.people || peopleWord(w)
-		k.publicPeople = k.publicPeople || publicPeopleWord(w)
-		k.catalogue = k.catalogue || creditWord(w)
+	// The head noun says what a row is: customer_segments holds segments,
+	// customers_2024 and customer_data hold customers.
+	if w := headNoun(splitName(o.Name)); w != "" {
+		k.people = peopleWord(w)
+		k.publicPeople = publicPeopleWord(w)
+		k.catalogue = creditWord(w)
 	}
 	if k.publicPeople {
 		k.people, k.catalogue = false, true

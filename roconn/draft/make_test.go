@@ -57,6 +57,8 @@ func TestMakeDecisions(t *testing.T) {
 			col("key", "TEXT", "theme", "locale", "mail.footer"),
 			col("value", "TEXT", "dark", "en", "Thanks for shopping"),
 		}},
+		{Name: "user_roles", Rows: 3, Scanned: 3, Columns: []draft.Column{col("name", "TEXT", "admin", "editor", "viewer")}},
+		{Name: "customers_2024", Rows: 3, Scanned: 3, Columns: []draft.Column{col("name", "TEXT", "Ana Souza", "Bo Jensen", "Cy Twombly")}},
 		{Name: "mailing", View: true, Rows: 3, Scanned: 3,
 			Columns: []draft.Column{col("ref", "TEXT"), col("plan", "TEXT", "free", "pro")},
 			Reads:   []draft.ColumnRef{{Table: "users", Column: "ref"}, {Table: "users", Column: "notes"}}},
@@ -90,6 +92,12 @@ func TestMakeDecisions(t *testing.T) {
 		t.Errorf("products.description: %+v, want readable and marked free text", products["description"])
 	}
 
+	if decisions(t, d, "user_roles")["name"].Hidden {
+		t.Error("user_roles.name is hidden: its rows are roles, not users")
+	}
+	if !decisions(t, d, "customers_2024")["name"].Hidden {
+		t.Error("customers_2024.name is readable: its rows are customers")
+	}
 	if settings := decisions(t, d, "settings"); settings["key"].Hidden {
 		t.Errorf("settings.key hidden (%s): its values are plain words", settings["key"].Reason)
 	}
