@@ -67,6 +67,7 @@ Usage:
   sqlbot eval [flags]                   run the evaluation; sqlbot eval score REF CAND scores one answer
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
+  sqlbot policy draft [--out FILE]      write a starting policy for --db, private-looking columns hidden
 
 The database commands (sql, ask, serve, eval) take --db PATH and --policy FILE (defaults:
 SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). Flags come before
@@ -100,6 +101,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return app.manifest(ctx, rest)
 	case "eval":
 		return app.eval(ctx, rest)
+	case "policy":
+		return app.policy(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
