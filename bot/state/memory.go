@@ -18,7 +18,7 @@ type Memory struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	writes   int                  // writes since the last sweep
+	writes   int                  // calls that may write since the last sweep
 	claims   map[string]int64     // key → expiry (Unix ms)
 	users    map[string][]int64   // user → accepted questions within 24 h, oldest first
 	global   []int64              // accepted questions within 24 h, oldest first
@@ -59,7 +59,8 @@ func NewMemory(now func() time.Time) *Memory {
 		reports: map[string]Report{}, locks: map[string]lockItem{}}
 }
 
-// wrote counts a write and sweeps when it is time; m.mu is held.
+// wrote counts a call that may write, and sweeps when it is time; m.mu is
+// held.
 func (m *Memory) wrote(now int64) {
 	m.writes++
 	if m.writes < sweepEvery {
@@ -78,6 +79,7 @@ func (m *Memory) wrote(now int64) {
 			m.users[u] = times
 		}
 	}
+	m.global = after(m.global, now-dayMS)
 	for u, until := range m.told {
 		if now >= until {
 			delete(m.told, u)
@@ -111,11 +113,11 @@ func (m *Memory) Claim(_ context.Context, key string, ttl time.Duration) (bool, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := ms(m.now())
+	m.wrote(now)
 	if exp, ok := m.claims[key]; ok && now < exp {
 		return false, nil
 	}
 	m.claims[key] = now + ttl.Milliseconds()
-	m.wrote(now)
 	return true, nil
 }
 
@@ -347,11 +349,11 @@ func (m *Memory) TryLock(_ context.Context, name string, ttl time.Duration) (str
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := ms(m.now())
+	m.wrote(now)
 	if l, ok := m.locks[name]; ok && now < l.expires {
 		return "", false, nil
 	}
 	m.locks[name] = lockItem{token: token, expires: now + ttl.Milliseconds()}
-	m.wrote(now)
 	return token, true, nil
 }
 

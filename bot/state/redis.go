@@ -51,7 +51,7 @@ type Redis struct {
 	prefix string
 	now    func() time.Time // nil: the server's clock
 
-	allow, verify, unverify, list, unlock, extend *redis.Script
+	allow, verify, unverify, list, unlock, extend, saveIfNewer *redis.Script
 }
 
 // NewRedis returns a Redis Store for a redis:// or rediss:// (TLS) URL. It
@@ -93,7 +93,8 @@ func NewRedis(rawURL string, opt RedisOptions) (*Redis, error) {
 	return &Redis{c: redis.NewClient(o), prefix: prefix, now: opt.Now,
 		allow: redis.NewScript(allowScript), verify: redis.NewScript(verifyScript),
 		unverify: redis.NewScript(unverifyScript), list: redis.NewScript(listScript),
-		unlock: redis.NewScript(unlockScript), extend: redis.NewScript(extendScript)}, nil
+		unlock: redis.NewScript(unlockScript), extend: redis.NewScript(extendScript),
+		saveIfNewer: redis.NewScript(saveReportIfNewerScript)}, nil
 }
 
 // Ping checks that the server answers.
@@ -440,6 +441,25 @@ func (r *Redis) LatestReport(ctx context.Context, key string) (Report, bool, err
 		return Report{}, false, fmt.Errorf("state: read report: time %q: %w", at, err)
 	}
 	return Report{Data: []byte(data), At: time.UnixMilli(n)}, true, nil
+}
+
+// saveReportIfNewerScript sets the report hash KEYS[1] to time ARGV[1] and
+// data ARGV[2] unless it holds a report at least as new.
+const saveReportIfNewerScript = `
+local cur = tonumber(redis.call('HGET', KEYS[1], 'at') or '-1')
+if cur >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'at', ARGV[1], 'data', ARGV[2])
+return 1
+`
+
+// saveReportIfNewer saves a report made at at, unless Redis holds a newer
+// one under key; Failover uses it on Redis's return.
+func (r *Redis) saveReportIfNewer(ctx context.Context, key string, data []byte, at time.Time) error {
+	err := r.saveIfNewer.Run(ctx, r.c, []string{r.key("report", key)}, ms(at), data).Err()
+	if err != nil {
+		return fmt.Errorf("state: save report: %w", err)
+	}
+	return nil
 }
 
 // TryLock implements Locker.

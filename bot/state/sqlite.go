@@ -180,7 +180,7 @@ func (s *SQLite) init(ctx context.Context) error {
 			return fmt.Errorf("read schema version: %w", err)
 		}
 		if v > schemaVersion {
-			return fmt.Errorf("schema version %d is newer than this sqlbot's (%d)", v, schemaVersion)
+			return fmt.Errorf("%w (schema version %d; this one knows %d)", ErrNewerSchema, v, schemaVersion)
 		}
 		for ; v < schemaVersion; v++ {
 			m, err := migration(v)

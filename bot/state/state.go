@@ -130,6 +130,10 @@ var ErrNotHeld = errors.New("state: lock not held")
 // file would be the database sqlbot answers from.
 var ErrAnsweredDatabase = errors.New("state: the state file is the database sqlbot answers from")
 
+// ErrNewerSchema is returned, wrapped, by OpenSQLite for a state file
+// written by a newer sqlbot, whose schema this one does not know.
+var ErrNewerSchema = errors.New("state: the state file is from a newer sqlbot")
+
 // A Turn is one earlier question of a conversation and the bot's reply.
 type Turn struct {
 	Question string `json:"q"`
