@@ -154,30 +154,27 @@ end
 // accepted questions, everyone's, and the user's "told until" key; ARGV are
 // now (ms, or -1), the per-minute, per-day and global limits, and a unique
 // member suffix. Scores are times in ms. It returns {rule, count, wait ms,
-// tell}.
+// tell}. Every step is O(log n) in the size of a set: the nth newest member
+// is read by rank, never by walking the window.
 const allowScript = scriptNow + `
 local pm, pd, pg = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local minute, day = 60000, 86400000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - day)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - day)
--- nth returns the score of the nth newest member of key after cutoff, or nil.
-local function nth(key, n, cutoff)
-  local r = redis.call('ZREVRANGEBYSCORE', key, '+inf', '(' .. string.format('%d', cutoff), 'WITHSCORES', 'LIMIT', n - 1, 1)
-  if #r == 0 then return nil end
+local users, all = redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2])
+-- nth returns the score of the nth newest member of key, which has size members.
+local function nth(key, size, n)
+  local r = redis.call('ZRANGE', key, size - n, size - n, 'WITHSCORES')
   return tonumber(r[2])
 end
 local rule, count, wait = '', 0, 0
-if pm > 0 then
-  local at = nth(KEYS[1], pm, now - minute)
-  if at then rule, count, wait = 'user_minute', pm, at + minute - now end
-end
-if rule == '' and pd > 0 then
-  local at = nth(KEYS[1], pd, now - day)
-  if at then rule, count, wait = 'user_day', pd, at + day - now end
-end
-if rule == '' and pg > 0 then
-  local at = nth(KEYS[2], pg, now - day)
-  if at then rule, count, wait = 'global_day', pg, at + day - now end
+if pm > 0 and users >= pm and redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%d', now - minute), '+inf') >= pm then
+  -- the window's members are the newest, so its pm-th newest is the set's
+  rule, count, wait = 'user_minute', pm, nth(KEYS[1], users, pm) + minute - now
+elseif pd > 0 and users >= pd then
+  rule, count, wait = 'user_day', pd, nth(KEYS[1], users, pd) + day - now
+elseif pg > 0 and all >= pg then
+  rule, count, wait = 'global_day', pg, nth(KEYS[2], all, pg) + day - now
 end
 if rule == '' then
   if pm > 0 or pd > 0 or pg > 0 then

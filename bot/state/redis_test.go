@@ -19,7 +19,7 @@ import (
 // A redisServer is a redis-server of a test's own, on a loopback port,
 // keeping nothing on disk.
 type redisServer struct {
-	t    *testing.T
+	t    testing.TB
 	port int
 	dir  string
 	cmd  *exec.Cmd
@@ -28,7 +28,7 @@ type redisServer struct {
 // startRedis starts a redis-server on a free loopback port, stopped when t
 // ends. Without redis-server the test fails, saying how to install it,
 // unless SQLBOT_TEST_NO_REDIS=1 asks to skip the Redis tests.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("SQLBOT_TEST_NO_REDIS") == "1" {
@@ -100,14 +100,14 @@ func (s *redisServer) stop() {
 
 // prefix returns a key prefix of its own, so that tests sharing a server
 // do not see each other's keys.
-func prefix(t *testing.T) string {
+func prefix(testing.TB) string {
 	var b [6]byte
 	rand.Read(b[:])
 	return "test-" + hex.EncodeToString(b[:]) + ":"
 }
 
 // newRedis returns a Redis store on srv under prefix p, closed when t ends.
-func newRedis(t *testing.T, srv *redisServer, p string, c *clock) *state.Redis {
+func newRedis(t testing.TB, srv *redisServer, p string, c *clock) *state.Redis {
 	t.Helper()
 	var now func() time.Time
 	if c != nil {
