@@ -260,11 +260,15 @@ func (f *Failover) shared(ctx context.Context, fn func(ctx context.Context) erro
 // answered locally, local runs and op is queued for Redis's return, both
 // under f.mu so that restore cannot miss it.
 func (f *Failover) sharedDurable(ctx context.Context, fn func(ctx context.Context) error, local func() error, op replay) error {
-	handled, err := f.shared(ctx, fn)
-	if handled {
-		return err
+	for {
+		handled, err := f.shared(ctx, fn)
+		if handled {
+			return err
+		}
+		if f.lockDegraded() {
+			break
+		}
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := local(); err != nil {
 		return err
@@ -273,19 +277,36 @@ func (f *Failover) sharedDurable(ctx context.Context, fn func(ctx context.Contex
 	return nil
 }
 
+// lockDegraded locks f.mu and returns true if f is degraded; if Redis came
+// back since the caller looked, it returns false with f.mu unlocked, and
+// the caller should go to Redis: a write queued now would wait for the next
+// outage to be replayed.
+func (f *Failover) lockDegraded() bool {
+	f.mu.Lock()
+	if f.health.OK {
+		f.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // Claim implements Claimer.
 func (f *Failover) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	var first bool
-	handled, err := f.shared(ctx, func(ctx context.Context) (err error) {
-		first, err = f.r.Claim(ctx, key, ttl)
-		return err
-	})
-	if handled {
-		return first, err
+	for {
+		handled, err := f.shared(ctx, func(ctx context.Context) (err error) {
+			first, err = f.r.Claim(ctx, key, ttl)
+			return err
+		})
+		if handled {
+			return first, err
+		}
+		if f.lockDegraded() {
+			break
+		}
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	first, err = f.local.Claim(ctx, key, ttl)
+	first, err := f.local.Claim(ctx, key, ttl)
 	if first && err == nil && key != "" {
 		expires := f.now().Add(ttl)
 		f.queue(func(ctx context.Context, r *Redis, now time.Time) error {
