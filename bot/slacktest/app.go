@@ -84,8 +84,8 @@ type grants struct {
 	commands map[string]bool
 }
 
-func (g *grants) scope(s string) bool  { return g == nil || g.scopes[s] }
-func (g *grants) event(e string) bool  { return g == nil || g.events[e] }
+func (g *grants) scope(s string) bool   { return g == nil || g.scopes[s] }
+func (g *grants) event(e string) bool   { return g == nil || g.events[e] }
 func (g *grants) command(c string) bool { return g == nil || (g.commands[c] && g.scopes["commands"]) }
 
 // provided lists the granted scopes, as missing_scope reports them.
