@@ -166,7 +166,7 @@ func start(t *testing.T, ans *fakeAnswerer, o options) *harness {
 	h := &harness{t: t, s: s, b: b, ans: ans, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- b.Run(ctx) }()
 	t.Cleanup(func() { h.stop() })
-	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, raceSlowdown*5*time.Second)
 	defer wcancel()
 	if err := s.WaitConnected(wctx); err != nil {
 		t.Fatal(err)
@@ -182,14 +182,14 @@ func (h *harness) stop() error {
 	case err := <-h.done:
 		h.done <- err // stop may be called again
 		return err
-	case <-time.After(10 * time.Second):
-		h.t.Fatal("Run did not return within 10 s of cancellation")
+	case <-time.After(raceSlowdown * 10 * time.Second):
+		h.t.Fatalf("Run did not return within %v of cancellation", raceSlowdown*10*time.Second)
 		return nil
 	}
 }
 
 func (h *harness) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(h.t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(h.t.Context(), raceSlowdown*5*time.Second)
 	h.t.Cleanup(cancel)
 	return ctx
 }
@@ -982,7 +982,7 @@ func TestRunFailsWhenConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), raceSlowdown*5*time.Second)
 	defer cancel()
 	if err := b.Run(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run = %v, want the connection error", err)

@@ -137,7 +137,11 @@ func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r repl
 	}
 	d.csv = "failed"
 	b.log.LogAttrs(ctx, slog.LevelWarn, "bot: CSV upload failed; correcting the reply", append(attrs, slog.Any("err", uerr))...)
-	if err := b.update(ctx, q.Channel, d.ts, *r.NoCSV); err != nil {
+	err := errors.New("bot: no form of the reply without the CSV")
+	if r.NoCSV != nil {
+		err = b.update(ctx, q.Channel, d.ts, *r.NoCSV)
+	}
+	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "bot: editing the reply failed; saying it in the thread", append(attrs, slog.Any("err", err))...)
 		thread := q.ThreadTS
 		if thread == "" {

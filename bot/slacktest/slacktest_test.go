@@ -28,7 +28,7 @@ import (
 const (
 	serverPing = 20 * time.Millisecond
 	clientPing = 2 * time.Second
-	waitLimit  = 5 * time.Second
+	waitLimit  = raceSlowdown * 5 * time.Second
 )
 
 func newServer(t *testing.T, opts ...slacktest.Option) *slacktest.Server {
