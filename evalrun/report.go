@@ -18,7 +18,7 @@ import (
 )
 
 // A Report is the outcome of one Run: what was evaluated, the figures, and
-// one entry per question. Its JSON keys are stable (SPEC §7). The figures are
+// one entry per question. Its JSON keys are stable. The figures are
 // defined as follows; "the agent's outcome" is agent.Result.Outcome.
 //
 //   - ExecutionAccuracy: AnswerablePassed / Answerable. An answerable
