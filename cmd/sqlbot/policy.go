@@ -37,7 +37,7 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		fmt.Fprint(a.stderr, policyUsage)
 		fset.PrintDefaults()
 	}
-	if err := parse(fset, args[1:]); err != nil {
+	if err := a.parse(fset, args[1:]); err != nil {
 		return err
 	}
 	if fset.NArg() > 0 {
