@@ -342,7 +342,7 @@ func testThreads(t *testing.T, c *clock, a, b state.Store) {
 		t.Error("Turns returned stored turns, not a copy")
 	}
 	// Activity keeps a conversation: each AddTurn starts its TTL again.
-	const ttl, step = 600 * time.Millisecond, 400 * time.Millisecond
+	const ttl, step = 1200 * time.Millisecond, 700 * time.Millisecond // a margin of 500 ms for the calls between, on a loaded machine
 	add(a, "dm:D1", state.Turn{Question: "q", Answer: "a"}, 8, ttl)
 	add(b, "dm:D2", state.Turn{Question: "q", Answer: "a"}, 8, ttl)
 	elapse(c, step)
