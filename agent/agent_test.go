@@ -126,7 +126,7 @@ func newAgent(e env, m agent.Model, maxSteps int) *agent.Agent {
 
 func ask(t testing.TB, a *agent.Agent, q string, hist ...agent.Turn) (*agent.Result, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), raceSlowdown*20*time.Second)
 	defer cancel()
 	res, err := a.Ask(ctx, agent.Request{Question: q, History: hist})
 	if res == nil {
@@ -364,7 +364,7 @@ func TestAskFailover(t *testing.T) {
 				openaitest.Calls(call("c1", "run_sql", sqlArgs(shippedSQL))),
 				openaitest.Final("There were 2 shipped orders."),
 			)
-			m := chain(300*time.Millisecond, p1, p2)
+			m := chain(raceSlowdown*300*time.Millisecond, p1, p2)
 			start := time.Now()
 			res, err := ask(t, newAgent(e, m, 0), "How many orders shipped?")
 			if err != nil {
@@ -380,7 +380,7 @@ func TestAskFailover(t *testing.T) {
 			if m.Failovers() != 1 {
 				t.Errorf("Failovers() = %d, want 1", m.Failovers())
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			if d := time.Since(start); d > raceSlowdown*3*time.Second {
 				t.Errorf("took %v", d)
 			}
 		})
@@ -393,14 +393,14 @@ func TestAskAllProvidersFail(t *testing.T) {
 	p1.Push(openaitest.Reply{Status: 503})
 	p2.Push(openaitest.Reply{Hang: true})
 	start := time.Now()
-	res, err := ask(t, newAgent(e, chain(300*time.Millisecond, p1, p2), 0), "How many orders shipped?")
+	res, err := ask(t, newAgent(e, chain(raceSlowdown*300*time.Millisecond, p1, p2), 0), "How many orders shipped?")
 	if !errors.Is(err, agent.ErrNoProvider) {
 		t.Errorf("err = %v, want ErrNoProvider", err)
 	}
 	if res.Outcome != agent.Failed {
 		t.Errorf("outcome %q, want error", res.Outcome)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > raceSlowdown*3*time.Second {
 		t.Errorf("took %v, want about one call timeout", d)
 	}
 }
@@ -413,7 +413,7 @@ func TestAskNoFailoverOn4xx(t *testing.T) {
 	m := agent.NewProviders([]agent.Provider{
 		{BaseURL: p1.URL, APIKey: key, Model: testModel},
 		{BaseURL: p2.URL, APIKey: openaitest.DefaultAPIKey, Model: testModel},
-	}, time.Second, nil)
+	}, raceSlowdown*time.Second, nil)
 	res, err := ask(t, newAgent(e, m, 0), "How many orders shipped?")
 	if err != nil && strings.Contains(err.Error(), key) {
 		t.Errorf("error %q contains the API key", err)
@@ -431,17 +431,17 @@ func TestAskContextEnds(t *testing.T) {
 	e := demo(t)
 	s := openaitest.NewServer(t)
 	s.Push(openaitest.Reply{Hang: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), raceSlowdown*200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := newAgent(e, chain(10*time.Second, s), 0).Ask(ctx, agent.Request{Question: "How many?"})
+	res, err := newAgent(e, chain(raceSlowdown*10*time.Second, s), 0).Ask(ctx, agent.Request{Question: "How many?"})
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, agent.ErrNoProvider) {
 		t.Errorf("err = %v, want the context's deadline", err)
 	}
 	if res == nil || res.Outcome != agent.Failed {
 		t.Errorf("Result = %+v, want outcome error", res)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > raceSlowdown*2*time.Second {
 		t.Errorf("took %v", d)
 	}
 }

@@ -15,6 +15,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,13 +40,15 @@ const (
 	DefaultMaxConcurrent    = 4
 	DefaultDrainTimeout     = 30 * time.Second
 	DefaultAnswerTimeout    = 3 * time.Minute
+	DefaultMaxCSVBytes      = 8 << 20 // the default result byte cap
 )
 
 // Tunables that are not settings.
 const (
 	workingReaction  = "hourglass_flowing_sand" // on a question while it is worked on
+	reactionTimeout  = 5 * time.Second          // adding or removing it; never retried
 	slackCallTimeout = 20 * time.Second         // one HTTP request to Slack (the HTTP client's timeout)
-	rateLimitRetries = 2                        // retries of a Web API call answered 429
+	rateLimitRetries = 2                        // retries of a rate-limited Web API call
 	maxRetryAfter    = 30 * time.Second         // longest Retry-After honoured
 	healthTimeout    = 3 * time.Second          // the Health func
 	afterDrainGrace  = 5 * time.Second          // at most, time for the last messages once a drain timed out
@@ -82,6 +85,11 @@ type Config struct {
 	GlobalPerDay     int // questions from everyone in any 24 hours
 	MaxQuestionChars int // characters per question
 	MaxConcurrent    int // questions worked on at once; the rest wait in arrival order
+
+	// MaxCSVBytes caps the CSV file of a result (DefaultMaxCSVBytes if 0);
+	// give it the result byte cap. A CSV that would be longer holds the
+	// first rows that fit, and the reply says so.
+	MaxCSVBytes int
 
 	// AnswerTimeout bounds the work on one question, from the moment it
 	// leaves the queue; past it the answer is cancelled and the user is told
@@ -143,7 +151,14 @@ type Bot struct {
 
 	running   atomic.Bool
 	connected atomic.Bool
-	inflight  sync.WaitGroup // every goroutine Run starts; Add only on Run's goroutine
+	// inflight counts every goroutine Run starts. Add is called on Run's
+	// goroutine, or on a goroutine it counts (so never from 0 while Wait
+	// may run).
+	inflight sync.WaitGroup
+
+	// fault is the model provider's refusal of the configuration (HTTP 401,
+	// 403 or 404) seen last, until an answer succeeds; nil when none.
+	fault atomic.Pointer[configFault]
 
 	self string // the bot's user id, from auth.test at the start of Run
 }
@@ -198,6 +213,9 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	}
 	if cfg.AnswerTimeout <= 0 {
 		cfg.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if cfg.MaxCSVBytes <= 0 {
+		cfg.MaxCSVBytes = DefaultMaxCSVBytes
 	}
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -312,9 +330,19 @@ func (b *Bot) drain(ctx context.Context, s *session) {
 	<-done
 }
 
-// Handler serves GET /healthz (200 "ok" when the socket is connected and
-// Config.Health passes, else 503 with the reason) and GET /metrics
-// (Prometheus text format, from a registry of this Bot's own).
+// Handler serves GET /healthz and GET /metrics (Prometheus text format,
+// from a registry of this Bot's own).
+//
+// /healthz answers JSON: {"status": "ok"} with 200 when the socket is
+// connected, Config.Health passes and no model provider refuses the
+// configuration; otherwise 503 with {"status": "down" or "degraded",
+// "reasons": [...]}. "down": not connected to Slack, or Config.Health
+// failed. "degraded": connected, but the model provider answered the last
+// question that reached it with HTTP 401, 403 or 404, so no question can be
+// answered until its key, model or URL is fixed (and the bot restarted, or
+// the provider fixed); the next answer that succeeds clears it. Both are 503
+// so that a probe that reads only the status code sees that the bot cannot
+// answer; the body says which.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.serveHealth)
@@ -322,23 +350,50 @@ func (b *Bot) Handler() http.Handler {
 	return mux
 }
 
+// A health is the body of /healthz.
+type health struct {
+	Status  string   `json:"status"` // "ok", "degraded" or "down"
+	Reasons []string `json:"reasons,omitempty"`
+}
+
 func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	h := health{Status: "ok"}
 	if !b.connected.Load() {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "not connected to Slack")
-		return
+		h.Status, h.Reasons = "down", append(h.Reasons, "not connected to Slack")
 	}
 	if b.cfg.Health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
-		defer cancel()
-		if err := b.cfg.Health(ctx); err != nil {
-			b.log.WarnContext(ctx, "bot: health check failed", "err", err)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "health check failed:", err)
-			return
+		err := b.cfg.Health(ctx)
+		cancel()
+		if err != nil {
+			b.log.WarnContext(r.Context(), "bot: health check failed", "err", err)
+			h.Status, h.Reasons = "down", append(h.Reasons, "health check failed: "+err.Error())
 		}
 	}
-	fmt.Fprintln(w, "ok")
+	if f := b.fault.Load(); f != nil {
+		if h.Status == "ok" {
+			h.Status = "degraded"
+		}
+		h.Reasons = append(h.Reasons, fmt.Sprintf("the model provider %s answered HTTP %d at %s: its key, model or URL is misconfigured, and no question can be answered",
+			f.provider, f.status, f.at.UTC().Format(time.RFC3339)))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if h.Status != "ok" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(h) // the client may have gone; nothing to do
 }
+
+// A configFault is a model provider's refusal of the configuration.
+type configFault struct {
+	provider string // "model@host"
+	status   int
+	at       time.Time
+}
+
+func (b *Bot) noteConfigFault(provider string, status int) {
+	b.fault.Store(&configFault{provider: provider, status: status, at: time.Now()})
+}
+
+func (b *Bot) clearConfigFault() { b.fault.Store(nil) }

@@ -59,6 +59,14 @@ func (b *Bot) dispatch(s *session, evt socketmode.Event) {
 		if !b.connected.Swap(true) {
 			b.log.InfoContext(ctx, "bot: connected to Slack")
 		}
+		if r := evt.Request; evt.Type == socketmode.EventTypeHello && r != nil && r.NumConnections > 1 {
+			// Slack spreads the app's events over all its connections. Each
+			// process keeps its own limits, de-duplication and thread memory.
+			b.log.WarnContext(ctx, "bot: Slack reports more than one Socket Mode connection for this app; "+
+				"rate limits, de-duplication of redelivered events and thread memory are per process, "+
+				"so with several processes a user gets more questions, a redelivered event may be answered twice "+
+				"and a follow-up may lose its thread", "num_connections", r.NumConnections)
+		}
 	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
 		b.connected.Store(false)
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
@@ -151,6 +159,11 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		}
 		return
 	}
+	if q.Text == "" && q.HasFile {
+		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: a file without a question; saying why not", attrs...)
+		b.goNotice(s, q, fileOnlyText)
+		return
+	}
 	if q.Text == "" {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: empty question; sending help", attrs...)
 		b.goNotice(s, q, b.helpText())
@@ -171,12 +184,24 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	}()
 }
 
-// goNotice posts a short reply to q on a tracked goroutine.
+// fileOnlyText is the notice for a message that is only a file.
+const fileOnlyText = "I read only the words of a message, not the files attached to it: ask me your question in words."
+
+// goNotice shows a short notice (a limit, the help, …) to q's author only,
+// with chat.postEphemeral, on a tracked goroutine. It goes into q's thread
+// when q is a reply in one; for a message at the top level it goes beside
+// it, since Slack shows an ephemeral message in a thread only once the
+// thread has replies. If Slack refuses it, it is logged: a notice meant for
+// one person is never posted for everyone instead.
 func (b *Bot) goNotice(s *session, q question, mrkdwn string) {
+	thread := ""
+	if q.InThread {
+		thread = q.ThreadTS
+	}
 	b.inflight.Add(1)
 	go func() {
 		defer b.inflight.Done()
-		if _, err := b.post(s.base, q.Channel, q.ThreadTS, renderNotice(mrkdwn)); err != nil {
+		if err := b.postEphemeral(s.base, q.Channel, thread, q.User, renderNotice(mrkdwn)); err != nil {
 			b.log.LogAttrs(s.base, slog.LevelWarn, "bot: post notice failed", append(logAttrs(q), slog.Any("err", err))...)
 		}
 	}()

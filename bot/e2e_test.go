@@ -3,6 +3,7 @@ package bot_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,14 +132,14 @@ type options struct {
 
 // start runs a bot with ans against a fresh fake Slack and waits until it is
 // connected. The bot is stopped when the test ends.
+//
+// The fake grants the app exactly what the manifest the bot prints asks for,
+// so a Web API method, event or command the manifest lacks fails here as it
+// would in a real workspace.
 func start(t *testing.T, ans *fakeAnswerer, o options) *harness {
 	t.Helper()
-	s := slacktest.NewServer(t, o.slack...)
 	logs := &syncBuffer{}
 	cfg := bot.Config{
-		AppToken: s.AppToken(),
-		BotToken: s.BotToken(),
-		APIURL:   strings.TrimSuffix(s.URL, "/"), // New must add the "/" slack-go needs
 		Tables: func() []bot.Table {
 			return []bot.Table{
 				{Name: "orders", About: "one row per order line", Rows: 12345},
@@ -150,6 +151,13 @@ func start(t *testing.T, ans *fakeAnswerer, o options) *harness {
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
+	manifest, err := bot.Manifest(cfg.SlashCommand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := slacktest.NewServer(t, append([]slacktest.Option{slacktest.AppManifest(manifest)}, o.slack...)...)
+	cfg.AppToken, cfg.BotToken = s.AppToken(), s.BotToken()
+	cfg.APIURL = strings.TrimSuffix(s.URL, "/") // New must add the "/" slack-go needs
 	b, err := bot.New(cfg, ans, o.rep, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +166,7 @@ func start(t *testing.T, ans *fakeAnswerer, o options) *harness {
 	h := &harness{t: t, s: s, b: b, ans: ans, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- b.Run(ctx) }()
 	t.Cleanup(func() { h.stop() })
-	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, raceSlowdown*5*time.Second)
 	defer wcancel()
 	if err := s.WaitConnected(wctx); err != nil {
 		t.Fatal(err)
@@ -174,14 +182,14 @@ func (h *harness) stop() error {
 	case err := <-h.done:
 		h.done <- err // stop may be called again
 		return err
-	case <-time.After(10 * time.Second):
-		h.t.Fatal("Run did not return within 10 s of cancellation")
+	case <-time.After(raceSlowdown * 10 * time.Second):
+		h.t.Fatalf("Run did not return within %v of cancellation", raceSlowdown*10*time.Second)
 		return nil
 	}
 }
 
 func (h *harness) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(h.t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(h.t.Context(), raceSlowdown*5*time.Second)
 	h.t.Cleanup(cancel)
 	return ctx
 }
@@ -198,6 +206,16 @@ func (h *harness) send(ev slacktest.EventSpec) string {
 func (h *harness) waitMessages(n int) []slacktest.Message {
 	h.t.Helper()
 	msgs, err := h.s.WaitMessages(h.ctx(), n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return msgs
+}
+
+// waitEphemeral waits for n messages meant for one person.
+func (h *harness) waitEphemeral(n int) []slacktest.Message {
+	h.t.Helper()
+	msgs, err := h.s.WaitEphemeral(h.ctx(), n)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -444,7 +462,8 @@ func TestEditsAndBotsIgnored(t *testing.T) {
 	h.send(slacktest.EventSpec{Type: "message", ChannelType: "im", Channel: "D0ANN", User: "U0OTHERBOT", BotID: "B0OTHER", Text: "bot says hi"})
 	h.send(slacktest.EventSpec{Type: "message", ChannelType: "im", Channel: "D0ANN", User: h.s.BotUserID(), Text: "my own words"})
 	h.send(slacktest.EventSpec{Type: "app_mention", Channel: channel, User: "U0OTHERBOT", BotID: "B0OTHER", Text: "<@UBOT> hi from a bot"})
-	h.send(slacktest.EventSpec{Type: "message", ChannelType: "channel", Channel: channel, User: user, Text: "chatter"})
+	// (Channel messages without a mention never arrive: the app does not
+	// subscribe to message.channels, and the fake, like Slack, refuses them.)
 	// A real question last: when it is answered, the others were handled.
 	h.send(slacktest.MentionEvent(channel, user, "real question", "1700000700.000700", ""))
 	h.waitMessages(1)
@@ -456,15 +475,28 @@ func TestEditsAndBotsIgnored(t *testing.T) {
 	}
 }
 
+// A bare mention gets the help, seen only by who wrote it: beside the
+// mention (a thread without replies would not show it), or in the thread
+// when the mention is a reply in one.
 func TestEmptyMentionGetsHelp(t *testing.T) {
 	ans := newFakeAnswerer()
 	h := start(t, ans, options{})
 	h.send(slacktest.MentionEvent(channel, user, "", "1700000800.000800", ""))
-	m := h.waitMessages(1)[0]
-	if got := text(t, m); !strings.Contains(got, "Ask me about the data") || m.ThreadTS != "1700000800.000800" {
-		t.Errorf("empty mention got %q in thread %q, want help in its thread", got, m.ThreadTS)
+	m := h.waitEphemeral(1)[0]
+	if got := text(t, m); !strings.Contains(got, "Ask me about the data") || m.Method != "chat.postEphemeral" ||
+		m.User != user || m.Channel != channel || m.Hidden {
+		t.Errorf("empty mention got %q by %s to %q in %s (hidden %v); want the help shown to %s only", got, m.Method, m.User, m.Channel, m.Hidden, user)
 	}
-	if len(ans.requests()) != 0 {
+	h.send(slacktest.MentionEvent(channel, user, "how many?", "1700000800.000900", ""))
+	h.waitMessages(1)
+	h.send(slacktest.MentionEvent(channel, user, "", "1700000800.001000", "1700000800.000900"))
+	if m := h.waitEphemeral(2)[1]; m.ThreadTS != "1700000800.000900" || m.Hidden {
+		t.Errorf("bare mention in a thread: help in thread %q (hidden %v), want in the thread, shown", m.ThreadTS, m.Hidden)
+	}
+	if posted := h.postedAfterStop(); len(posted) != 1 {
+		t.Errorf("%d posts for everyone, want only the answer", len(posted))
+	}
+	if len(ans.requests()) != 1 {
 		t.Error("an empty mention reached the Answerer")
 	}
 }
@@ -633,19 +665,22 @@ func TestLimits(t *testing.T) {
 	}
 	long := strings.Repeat("how many orders? ", 588) + "and now?" // 10,004 characters
 	h.send(slacktest.MentionEvent(channel, "U0BOB", long, "1700005100.000001", ""))
-	h.waitMessages(4)
+	h.waitMessages(2)
+	h.waitEphemeral(2)
 	posted := h.postedAfterStop()
 	var limited, tooLong slacktest.Message
-	for _, m := range posted {
-		switch m.ThreadTS {
-		case "1700005000.000003":
+	for _, m := range h.s.Ephemeral() {
+		switch m.User {
+		case user:
 			limited = m
-		case "1700005100.000001":
+		case "U0BOB":
 			tooLong = m
 		}
 	}
-	if got := text(t, limited); !strings.Contains(got, "You've asked 2 questions in the last minute; you can ask again in") {
-		t.Errorf("3rd question in a minute got %q", got)
+	// The notices are for their person only; the channel sees the answers.
+	if got := text(t, limited); !strings.Contains(got, "You've asked 2 questions in the last minute; you can ask again in") ||
+		limited.Method != "chat.postEphemeral" || limited.Channel != channel || limited.Hidden {
+		t.Errorf("3rd question in a minute got %q by %s in %s (hidden %v)", got, limited.Method, limited.Channel, limited.Hidden)
 	}
 	if got := text(t, tooLong); !strings.Contains(got, "10,004 characters") || !strings.Contains(got, "500") {
 		t.Errorf("10,000-character question got %q", got)
@@ -653,8 +688,13 @@ func TestLimits(t *testing.T) {
 	if n := len(ans.requests()); n != 2 {
 		t.Errorf("Answerer called %d times, want 2", n)
 	}
-	if len(posted) != 4 {
-		t.Errorf("%d replies, want 4", len(posted))
+	if len(posted) != 2 {
+		t.Errorf("%d replies for everyone, want the 2 answers", len(posted))
+	}
+	for _, m := range posted {
+		if !strings.Contains(text(t, m), "You asked:") {
+			t.Errorf("the thread sees %q", text(t, m))
+		}
 	}
 }
 
@@ -718,8 +758,8 @@ func TestCSVUploadedWhenRowsCut(t *testing.T) {
 		t.Fatal("no file uploaded:", err)
 	}
 	f := h.s.Files()[0]
-	if f.Channel != channel || f.ThreadTS != ts || !strings.HasSuffix(f.Name, ".csv") {
-		t.Errorf("file %q in %s thread %q, want a .csv in %s thread %s", f.Name, f.Channel, f.ThreadTS, channel, ts)
+	if f.Channel != channel || f.ThreadTS != ts || !strings.HasSuffix(f.Name, ".csv") || f.SnippetType != "" {
+		t.Errorf("file %q (snippet type %q) in %s thread %q, want a plain .csv in %s thread %s", f.Name, f.SnippetType, f.Channel, f.ThreadTS, channel, ts)
 	}
 	if lines := strings.Count(string(f.Content), "\n"); lines != 26 {
 		t.Errorf("CSV has %d lines, want a header and 25 rows", lines)
@@ -775,9 +815,33 @@ func (r *fakeReporter) Run(ctx context.Context) (string, error) {
 	return r.report, nil
 }
 
+// testClock is a clock a test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// An evaluation that outlasts the response_url (30 minutes, by the fake's
+// clock) still reaches each person who asked, privately, as a direct
+// message; nothing is posted in the channel, which the bot is not a member
+// of. Once there is a report, it is sent at once, through the new command's
+// response_url.
 func TestSlashEval(t *testing.T) {
+	clock := &testClock{now: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)}
 	rep := &fakeReporter{gate: make(chan struct{})}
-	h := start(t, newFakeAnswerer(), options{rep: rep})
+	h := start(t, newFakeAnswerer(), options{rep: rep, slack: []slacktest.Option{slacktest.Clock(clock.Now)}})
 	env, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel})
 	if err != nil {
 		t.Fatal(err)
@@ -786,32 +850,89 @@ func TestSlashEval(t *testing.T) {
 	if err != nil || ack.Latency > time.Second {
 		t.Fatalf("slash command ack %+v, %v; want one within 1 s", ack, err)
 	}
-	msgs := h.waitMessages(1) // the notice that an evaluation is running
-	if got := text(t, msgs[0]); !strings.Contains(got, "running one now") {
-		t.Errorf("first response %q, want the running notice", got)
+	e := h.waitEphemeral(1)[0] // the notice that an evaluation is running
+	if got := text(t, e); !strings.Contains(got, "running one now") || e.User != user || e.Method != "response_url" {
+		t.Errorf("first response %q by %s to %q, want the running notice to %s", got, e.Method, e.User, user)
 	}
 	// A second request while it runs waits for the same run.
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: "U0BOB", ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitMessages(2)
+	h.waitEphemeral(2)
+	clock.Advance(31 * time.Minute) // both response_urls have expired
 	close(rep.gate)
-	msgs = h.waitMessages(4)
-	for _, m := range msgs[2:] {
-		if m.Method != "response_url" || m.ResponseType != "in_channel" || !strings.Contains(text(t, m), "execution accuracy 9/10") {
-			t.Errorf("report message = %+v, want the report in the channel through response_url", m)
+	msgs := h.waitMessages(2)
+	got := map[string]bool{}
+	for _, m := range msgs {
+		got[m.Channel] = true
+		if m.Method != "chat.postMessage" || !strings.Contains(text(t, m), "execution accuracy 9/10") {
+			t.Errorf("report message = %+v, want the report as a direct message", m)
 		}
 	}
-	// Now a report exists: it is posted at once, with no new run.
+	if !got["D0ANN"] || !got["D0BOB"] {
+		t.Errorf("reports went to %v, want the DMs of both people who asked", got)
+	}
+	// Now a report exists: it is sent at once, with no new run.
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, h.waitMessages(5)[4]); !strings.Contains(got, "execution accuracy 9/10") {
-		t.Errorf("latest report = %q", got)
+	if e := h.waitEphemeral(3)[2]; !strings.Contains(text(t, e), "execution accuracy 9/10") || e.Method != "response_url" || e.User != user {
+		t.Errorf("latest report = %+v", e)
 	}
-	h.stop()
+	for _, m := range h.postedAfterStop() {
+		if m.Channel == channel {
+			t.Errorf("posted in the channel: %q", text(t, m))
+		}
+	}
 	if rep.runs != 1 {
 		t.Errorf("%d evaluation runs, want 1", rep.runs)
+	}
+}
+
+// readyReporter has a report already.
+type readyReporter struct{}
+
+func (readyReporter) Latest(context.Context) (string, bool) { return "*Evaluation* all passed", true }
+func (readyReporter) Run(context.Context) (string, error)   { return "", errors.New("not called") }
+
+// When no private way works (the response_url has expired, the DM is
+// refused, and the bot is not in the channel), the reply is given up and
+// logged: it is never posted for the channel instead.
+func TestSlashReplyNeverPublic(t *testing.T) {
+	h := start(t, newFakeAnswerer(), options{rep: readyReporter{}})
+	h.s.FailNext("response_url", "expired_url")
+	h.s.FailNext("chat.postMessage", "messages_tab_disabled")
+	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.s.Wait(h.ctx(), func() bool {
+		n := 0
+		for _, c := range h.s.Calls() {
+			if c.Method == "chat.postEphemeral" || c.Method == "chat.postMessage" {
+				n++
+			}
+		}
+		return n == 2
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.s.Messages(); len(m) != 0 {
+		t.Errorf("messages = %+v, want none", m)
+	}
+	var errs []string
+	for _, c := range h.s.Calls() {
+		if c.Method == "chat.postEphemeral" || c.Method == "chat.postMessage" {
+			errs = append(errs, c.Method+" "+c.Error+" "+c.Form.Get("channel"))
+		}
+	}
+	if !slices.Equal(errs, []string{"chat.postEphemeral not_in_channel " + channel, "chat.postMessage messages_tab_disabled " + user}) {
+		t.Errorf("calls = %q, want the ephemeral in the channel and the DM, both refused", errs)
+	}
+	if !strings.Contains(h.logs.String(), "slash command reply failed") {
+		t.Error("the failure is not logged")
 	}
 }
 
@@ -826,7 +947,7 @@ func TestSlashHelpTablesUnknown(t *testing.T) {
 		if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/askdb", Text: tt.text, UserID: user, ChannelID: channel}); err != nil {
 			t.Fatal(err)
 		}
-		m := h.waitMessages(i + 1)[i]
+		m := h.waitEphemeral(i + 1)[i]
 		got := text(t, m)
 		if !strings.Contains(got, tt.want) || m.ResponseType != "ephemeral" {
 			t.Errorf("/askdb %s: %s reply %q, want an ephemeral one with %q", tt.text, m.ResponseType, got, tt.want)
@@ -861,7 +982,7 @@ func TestRunFailsWhenConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), raceSlowdown*5*time.Second)
 	defer cancel()
 	if err := b.Run(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run = %v, want the connection error", err)
@@ -935,14 +1056,16 @@ func TestHealthAndMetrics(t *testing.T) {
 	mu.Lock()
 	healthErr = errors.New("database unreadable")
 	mu.Unlock()
-	if code, body := get(t, srv, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "database unreadable") {
-		t.Errorf("/healthz = %d %q with a failing health check, want 503 and the reason", code, body)
+	if code, body := get(t, srv, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "database unreadable") ||
+		!strings.Contains(body, `"status":"down"`) {
+		t.Errorf("/healthz = %d %q with a failing health check, want 503, down and the reason", code, body)
 	}
 
 	h.send(slacktest.MentionEvent(channel, user, "q1", "1700008000.000001", ""))
 	h.send(slacktest.MentionEvent(channel, user, "delete", "1700008000.000002", ""))
 	h.send(slacktest.MentionEvent(channel, user, "q3", "1700008000.000003", ""))
-	h.waitMessages(3)
+	h.waitMessages(2)
+	h.waitEphemeral(1)
 	h.stop()
 	_, metrics := get(t, srv, "/metrics")
 	for _, want := range []string{
@@ -967,22 +1090,33 @@ func TestHealthAndMetrics(t *testing.T) {
 
 // A reply meant for one person (help, tables, an unknown subcommand) stays
 // private when its response_url fails: it is not posted in the channel.
+// (In a channel the bot is a member of, it goes by chat.postEphemeral; in
+// one it is not, by a direct message.)
 func TestSlashEphemeralStaysPrivateWhenResponseURLFails(t *testing.T) {
 	h := start(t, newFakeAnswerer(), options{})
+	h.s.Join(channel)
 	h.s.FailNext("response_url", "expired_url")
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "help", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	m := h.waitMessages(1)[0]
+	m := h.waitEphemeral(1)[0]
 	if m.Method != "chat.postEphemeral" || m.User != user || m.Channel != channel || !strings.Contains(text(t, m), "Ask me about the data") {
 		t.Errorf("after a failed response_url, help went by %s to %q in %s; want chat.postEphemeral to %s in %s", m.Method, m.User, m.Channel, user, channel)
+	}
+	const elsewhere = "C0RANDOM" // the bot is not a member there
+	h.s.FailNext("response_url", "expired_url")
+	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "help", UserID: user, ChannelID: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.waitMessages(1)[0]; m.Channel != "D0ANN" || !strings.Contains(text(t, m), "Ask me about the data") {
+		t.Errorf("help from a channel the bot is not in went to %s, want the DM D0ANN", m.Channel)
 	}
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range h.s.Messages() {
-		if m.Method == "chat.postMessage" {
-			t.Errorf("a private reply was posted in the channel: %q", text(t, m))
+		if m.Channel == channel || m.Channel == elsewhere {
+			t.Errorf("a private reply was posted in the channel %s: %q", m.Channel, text(t, m))
 		}
 	}
 }
@@ -1005,7 +1139,7 @@ func TestLimitNoticeOncePerWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	posted := h.postedAfterStop()
+	posted := append(h.postedAfterStop(), h.s.Ephemeral()...)
 	var answers, helps, notices int
 	for _, m := range posted {
 		got := text(t, m)
@@ -1067,25 +1201,101 @@ func TestShutdownCancelsSlackCallsAfterGrace(t *testing.T) {
 
 // When Slack refuses a reply (not a 429), the user still gets one: the fixed
 // failure sentence.
-func TestRefusedReplyGetsFailureMessage(t *testing.T) {
-	h := start(t, newFakeAnswerer(), options{})
-	h.s.FailNext("chat.postMessage", "msg_blocks_too_long")
-	h.send(slacktest.MentionEvent(channel, user, "q", "1700007200.000100", ""))
-	m := h.waitMessages(1)[0]
-	if got := text(t, m); !strings.Contains(got, "something went wrong on my side") || m.ThreadTS != "1700007200.000100" {
-		t.Errorf("after a refused reply, got %q in thread %q; want the failure sentence in the question's thread", got, m.ThreadTS)
-	}
-	if posted := h.postedAfterStop(); len(posted) != 1 {
-		t.Errorf("%d replies, want 1", len(posted))
-	}
+// postCalls is how each chat.postMessage call ended ("" for success).
+func postCalls(s *slacktest.Server) []string {
 	var posts []string
-	for _, c := range h.s.Calls() {
+	for _, c := range s.Calls() {
 		if c.Method == "chat.postMessage" {
 			posts = append(posts, c.Error)
 		}
 	}
-	if !slices.Equal(posts, []string{"msg_blocks_too_long", ""}) {
-		t.Errorf("chat.postMessage calls ended %q, want the refused reply then the failure sentence", posts)
+	return posts
+}
+
+// When Slack refuses a reply for a reason a smaller message cannot fix, or
+// refuses the smaller form too, the user still gets one reply: the fixed
+// failure sentence.
+func TestRefusedReplyGetsFailureMessage(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		errors []string
+	}{
+		{"not for its content", []string{"is_archived"}},
+		{"the smaller form too", []string{"msg_blocks_too_long", "msg_too_long"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, newFakeAnswerer(), options{})
+			for _, e := range tt.errors {
+				h.s.FailNext("chat.postMessage", e)
+			}
+			h.send(slacktest.MentionEvent(channel, user, "q", "1700007200.000100", ""))
+			m := h.waitMessages(1)[0]
+			if got := text(t, m); !strings.Contains(got, "something went wrong on my side") || m.ThreadTS != "1700007200.000100" {
+				t.Errorf("after a refused reply, got %q in thread %q; want the failure sentence in the question's thread", got, m.ThreadTS)
+			}
+			if posted := h.postedAfterStop(); len(posted) != 1 {
+				t.Errorf("%d replies, want 1", len(posted))
+			}
+			if got, want := postCalls(h.s), append(slices.Clone(tt.errors), ""); !slices.Equal(got, want) {
+				t.Errorf("chat.postMessage calls ended %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A reply that Slack refuses for its content or size is sent once more in a
+// smaller form: the answer, the SQL and "the rows are in the attached file",
+// with every row in the CSV. One reply is delivered, and its promise holds.
+func TestRefusedReplySentSmaller(t *testing.T) {
+	for _, slackErr := range []string{"invalid_blocks", "msg_too_long", "msg_blocks_too_long"} {
+		t.Run(slackErr, func(t *testing.T) {
+			ans := newFakeAnswerer()
+			ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) { return echo(req.Question, 25), nil }
+			h := start(t, ans, options{})
+			h.s.FailNext("chat.postMessage", slackErr)
+			const ts = "1700007250.000100"
+			h.send(slacktest.MentionEvent(channel, user, "all rows", ts, ""))
+			m := h.waitMessages(1)[0]
+			if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 1 }); err != nil {
+				t.Fatal("no file with the smaller form:", err)
+			}
+			got := decoded(text(t, m))
+			for _, want := range []string{"You asked: all rows", "```SELECT question, n FROM echo```", "The rows are in the attached file."} {
+				if !strings.Contains(got, want) {
+					t.Errorf("the smaller reply lacks %q:\n%s", want, got)
+				}
+			}
+			if m.Blocks != nil || m.ThreadTS != ts {
+				t.Errorf("the smaller reply has blocks %s, thread %q; want plain text in the thread", m.Blocks, m.ThreadTS)
+			}
+			f := h.s.Files()[0]
+			if recs, err := csv.NewReader(bytes.NewReader(f.Content)).ReadAll(); err != nil || len(recs) != 26 || f.ThreadTS != ts {
+				t.Errorf("the attached file has %d records (%v) in thread %q, want the header and 25 rows in %s", len(recs), err, f.ThreadTS, ts)
+			}
+			if posted := h.postedAfterStop(); len(posted) != 1 {
+				t.Errorf("%d replies, want 1", len(posted))
+			}
+			if got := postCalls(h.s); !slices.Equal(got, []string{slackErr, ""}) {
+				t.Errorf("chat.postMessage calls ended %q, want the refused reply, then the smaller one", got)
+			}
+		})
+	}
+}
+
+// Slack's rate limit as HTTP 200 {"ok": false, "error": "ratelimited"} is
+// waited out and retried like an HTTP 429: one reply is delivered.
+func TestRatelimitedOKFalseIsRetried(t *testing.T) {
+	h := start(t, newFakeAnswerer(), options{})
+	h.s.FailNext("chat.postMessage", "ratelimited")
+	h.send(slacktest.MentionEvent(channel, user, "q", "1700007260.000100", ""))
+	if got := text(t, h.waitMessages(1)[0]); !strings.Contains(got, "You asked: q") {
+		t.Errorf("reply = %q, want the answer", got)
+	}
+	if posted := h.postedAfterStop(); len(posted) != 1 {
+		t.Errorf("%d replies, want 1", len(posted))
+	}
+	if got := postCalls(h.s); !slices.Equal(got, []string{"ratelimited", ""}) {
+		t.Errorf("chat.postMessage calls ended %q, want a rate-limited call, then a successful retry", got)
 	}
 }
 
@@ -1138,7 +1348,7 @@ func TestSlashEvalEmptyReport(t *testing.T) {
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	m := h.waitMessages(2)[1]
+	m := h.waitEphemeral(2)[1]
 	if got := text(t, m); !strings.Contains(got, "something went wrong on my side") || m.ResponseType != "ephemeral" {
 		t.Errorf("empty report: %s reply %q, want the failure sentence, ephemeral", m.ResponseType, got)
 	}

@@ -16,6 +16,8 @@ type question struct {
 	Channel  string
 	TS       string // the question message, for the reaction
 	ThreadTS string // where the reply goes; "" is the top level of a DM
+	InThread bool   // the message is a reply in a thread (which Slack shows ephemeral messages in)
+	HasFile  bool   // the message came with a file (which the bot does not read)
 	ConvKey  string // the conversation it belongs to
 	ConvTTL  time.Duration
 	Text     string // cleaned: mentions of the bot removed, entities decoded
@@ -39,6 +41,8 @@ func fromMention(ev *slackevents.AppMentionEvent, eventID, self string) (questio
 		Channel:  ev.Channel,
 		TS:       ev.TimeStamp,
 		ThreadTS: thread,
+		InThread: ev.ThreadTimeStamp != "" && ev.ThreadTimeStamp != ev.TimeStamp,
+		HasFile:  len(ev.Files) > 0,
 		ConvKey:  ev.Channel + ":" + thread,
 		ConvTTL:  threadTTL,
 		Text:     cleanText(ev.Text, self),
@@ -47,11 +51,19 @@ func fromMention(ev *slackevents.AppMentionEvent, eventID, self string) (questio
 	return q, true
 }
 
-// fromDM makes a question of a message in a DM with the bot. ok is false for
-// anything else: other channel types, subtypes (edits, deletions, bot
-// messages, joins), bots, and the bot's own messages echoed back.
+// fromDM makes a question of a message a person wrote in a DM with the bot:
+// a plain message, one with a file (file_share, which keeps its user and
+// text) or a thread reply also sent to the conversation (thread_broadcast).
+// ok is false for anything else: other channel types, other subtypes (edits,
+// deletions, bot messages, joins), bots, and the bot's own messages echoed
+// back.
 func fromDM(ev *slackevents.MessageEvent, eventID, self string) (question, bool) {
-	if ev.ChannelType != "im" || ev.SubType != "" || ev.BotID != "" || ev.User == "" || ev.User == self {
+	switch ev.SubType {
+	case "", "file_share", "thread_broadcast":
+	default:
+		return question{}, false
+	}
+	if ev.ChannelType != "im" || ev.BotID != "" || ev.User == "" || ev.User == self {
 		return question{}, false
 	}
 	q := question{
@@ -61,6 +73,8 @@ func fromDM(ev *slackevents.MessageEvent, eventID, self string) (question, bool)
 		Channel:  ev.Channel,
 		TS:       ev.TimeStamp,
 		ThreadTS: ev.ThreadTimeStamp, // a DM is answered where it was asked
+		InThread: ev.ThreadTimeStamp != "" && ev.ThreadTimeStamp != ev.TimeStamp,
+		HasFile:  ev.SubType == "file_share" || (ev.Message != nil && len(ev.Message.Files) > 0),
 		ConvKey:  directConvKeyPrefix + ev.Channel,
 		ConvTTL:  directConvTTL,
 		Text:     cleanText(ev.Text, self),

@@ -109,7 +109,8 @@ func TestManifestCoversCalls(t *testing.T) {
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitMessages(3)
+	h.waitMessages(2)
+	h.waitEphemeral(1)
 	if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 2 && len(h.s.Reactions()) == 4 }); err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,15 @@ const (
 	maxSectionChars = 3000 // a section's text
 	maxBlocks       = 50   // blocks in one message
 	maxContextChars = 600  // one context line
-	// maxMessageChars bounds the text of all blocks of one message. Slack
-	// refuses more than about 13,000 (msg_blocks_too_long; undocumented):
-	// an answer (3000) + SQL (3000) + preview (3000) + two context lines fit.
-	maxMessageChars  = 11000
+	// maxMessageChars bounds the size of all blocks of one message, counted
+	// as Slack counts it: their JSON, structure included, each string by its
+	// characters (blockSize). Slack refuses more than about 13,000
+	// (msg_blocks_too_long; undocumented): an answer (3000) + SQL (3000) +
+	// preview (3000) + two context lines fit, with room to spare.
+	maxMessageChars  = 12000
 	maxFallbackChars = 400 // the notification text; the blocks carry the rest
+	// compactAnswerChars bounds the answer in the smaller form of a reply.
+	compactAnswerChars = 1500
 
 	previewRows     = 10 // rows shown in the monospace preview
 	previewCellMax  = 30 // display columns per cell before it is cut with …
@@ -48,30 +52,41 @@ const (
 // fallback, and optionally a CSV file to upload into the same thread.
 type reply struct {
 	Text   string
-	Blocks []slack.Block
-	// CSV, when non-nil, holds every row of the result; it is uploaded as a
-	// file next to the message because the preview cut rows or columns.
+	Blocks []slack.Block // none: Text is the message, as mrkdwn
+	// CSV, when non-nil, holds the rows of the result (all of them unless
+	// CSVCut); it is uploaded as a file next to the message because the
+	// message does not show them all. The message promises it.
 	CSV      []byte
 	CSVTitle string
+	CSVCut   bool // CSV holds only the first rows, for its size
+	// NoCSV, set with CSV, is the same message without that promise, saying
+	// that the file could not be attached: what the message is edited to
+	// when the upload fails.
+	NoCSV *reply
 }
+
+// csvFailedText says in a thread that the CSV promised could not be attached.
+const csvFailedText = ":warning: I couldn't attach the CSV file with the rows, so the reply above shows only the first ones."
 
 // A failure is why no answer could be given, as far as a user needs to know.
 type failure int
 
 const (
-	failInternal failure = iota // a bug or an unexpected error: "something went wrong"
-	failProvider                // no model provider answered
-	failTimeout                 // the answer ran past AnswerTimeout
-	failShutdown                // the bot was stopping and gave up on the question
+	failInternal      failure = iota // a bug or an unexpected error: "something went wrong"
+	failProvider                     // no model provider answered
+	failTimeout                      // the answer ran past AnswerTimeout
+	failShutdown                     // the bot was stopping and gave up on the question
+	failMisconfigured                // the model provider refused the key, the model or the URL
 )
 
-// renderResult turns an answer into the message that is posted. res is the
-// agent's result (never nil here); the user sees only what is safe: the
-// model's answer, SQL, rows, refusal reasons and fixed sentences.
-func renderResult(res *agent.Result) reply {
+// renderResult turns an answer into the message that is posted, with a CSV
+// of at most maxCSV bytes. res is the agent's result (never nil here); the
+// user sees only what is safe: the model's answer, SQL, rows, refusal
+// reasons and fixed sentences.
+func renderResult(res *agent.Result, maxCSV int) reply {
 	switch res.Outcome {
 	case agent.Answered:
-		return renderAnswer(res)
+		return renderAnswer(res, maxCSV)
 	case agent.Refused:
 		return renderRefusal(res)
 	case agent.Budget:
@@ -83,42 +98,141 @@ func renderResult(res *agent.Result) reply {
 	}
 }
 
-func renderAnswer(res *agent.Result) reply {
-	var b blockList
+func renderAnswer(res *agent.Result, maxCSV int) reply {
 	answer := modelText(res.Answer)
 	if answer == "" {
 		answer = "Here is what the query returned."
 	}
-	b.section(escape(answer))
-	if res.FinalSQL != "" {
-		b.section(codeBlock(res.FinalSQL))
-	}
-	var r reply
+	var table string
 	var shown, shownCols int
 	if len(res.Columns) > 0 {
-		var text string
-		text, shown, shownCols = preview(res.Columns, res.Rows)
-		b.section(text)
-		if shown < len(res.Rows) || shownCols < len(res.Columns) {
-			r.CSV = toCSV(res.Columns, res.Rows)
-			r.CSVTitle = "All " + plural(len(res.Rows), "row") + " of the result"
-			if res.Truncated {
-				r.CSVTitle = "The first " + plural(len(res.Rows), "row") + " of the result (the row limit)"
-			}
-		}
+		table, shown, shownCols = preview(res.Columns, res.Rows)
 	}
-	line := contextLine(res, true)
-	if r.CSV != nil {
-		note := "first " + strconv.Itoa(shown) + " shown"
-		if shownCols < len(res.Columns) {
-			note = "first " + plural(shown, "row") + " and " + strconv.Itoa(shownCols) + " of " + strconv.Itoa(len(res.Columns)) + " columns shown"
+	build := func(note string) reply {
+		var b blockList
+		b.section(escape(answer))
+		if res.FinalSQL != "" {
+			b.section(codeBlock(res.FinalSQL))
 		}
-		line += " (" + note + "; all in the CSV below)"
+		if table != "" {
+			b.section(table)
+		}
+		line := contextLine(res, true)
+		if note != "" {
+			line += " (" + note + ")"
+		}
+		b.context(line)
+		b.context(refusalNote(res.Statements, -1))
+		return reply{Text: fallback(answer), Blocks: b.blocks()}
 	}
-	b.context(line)
-	b.context(refusalNote(res.Statements, -1))
-	r.Text = fallback(answer)
-	r.Blocks = b.blocks()
+	if shown == len(res.Rows) && shownCols == len(res.Columns) {
+		return build("")
+	}
+	seen := "first " + strconv.Itoa(shown) + " shown"
+	if shownCols < len(res.Columns) {
+		seen = "first " + plural(shown, "row") + " and " + strconv.Itoa(shownCols) + " of " + strconv.Itoa(len(res.Columns)) + " columns shown"
+	}
+	data, inCSV := toCSV(res.Columns, res.Rows, maxCSV)
+	if inCSV == 0 {
+		return build(seen + "; the rest is too large to attach as a file")
+	}
+	r := build(seen + "; " + csvPromise(len(res.Rows), inCSV, res.Truncated, maxCSV))
+	alt := build(seen + "; the CSV file with the rest could not be attached")
+	r.CSV, r.CSVCut, r.NoCSV = data, inCSV < len(res.Rows), &alt
+	r.CSVTitle = csvTitle(len(res.Rows), inCSV, res.Truncated)
+	return r
+}
+
+// csvPromise is what a reply says of its CSV of inCSV of rows rows.
+func csvPromise(rows, inCSV int, truncated bool, maxCSV int) string {
+	switch {
+	case inCSV < rows:
+		return "the first " + strconv.Itoa(inCSV) + " in the CSV below, which is limited to " + sizeText(maxCSV)
+	case truncated:
+		return "all " + strconv.Itoa(rows) + " fetched in the CSV below"
+	}
+	return "all in the CSV below"
+}
+
+// csvTitle is the CSV file's title.
+func csvTitle(rows, inCSV int, truncated bool) string {
+	switch {
+	case inCSV < rows:
+		return "The first " + strconv.Itoa(inCSV) + " of " + plural(rows, "row") + " of the result (the file size limit)"
+	case truncated:
+		return "The first " + plural(rows, "row") + " of the result (the row limit)"
+	}
+	return "All " + plural(rows, "row") + " of the result"
+}
+
+// sizeText is "8 MiB", "1.5 MiB", "512 KiB", "900 bytes".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(math.Round(float64(n)/(1<<10)*10)/10, 'f', -1, 64) + " KiB"
+	}
+	return plural(n, "byte")
+}
+
+// renderCompact is the smaller form of a reply, sent when Slack refused the
+// full one for its content or size: plain mrkdwn text with no blocks (the
+// answer, cut shorter, and the SQL), and for an answer with rows, "the rows
+// are in the attached file" with the CSV.
+func renderCompact(res *agent.Result, maxCSV int) reply {
+	var parts []string
+	sql := res.FinalSQL
+	switch res.Outcome {
+	case agent.Answered:
+		answer := modelText(res.Answer)
+		if answer == "" {
+			answer = "Here is what the query returned."
+		}
+		parts = append(parts, cutEscaped(escape(answer), compactAnswerChars))
+	case agent.Refused:
+		layer, reason := refusedByModel, ""
+		if s := res.Refusal; s != nil {
+			layer, reason, sql = s.Layer, s.Reason, s.SQL
+		}
+		parts = append(parts, ":no_entry: *I didn't run that.* Refused by "+refusalText(layer, reason)+". Nothing was changed: I only read data.")
+	case agent.Budget:
+		parts = append(parts, ":hourglass: *I stopped after "+plural(res.Steps, "step")+" without a final answer.* Try a narrower question.")
+		if sql == "" && len(res.Statements) > 0 {
+			sql = res.Statements[len(res.Statements)-1].SQL
+		}
+	default:
+		answer := modelText(res.Answer)
+		if answer == "" {
+			answer = "The data I can read doesn't hold the answer to that."
+		}
+		parts = append(parts, ":mag: "+cutEscaped(escape(answer), compactAnswerChars))
+	}
+	if sql != "" {
+		parts = append(parts, codeBlock(sql))
+	}
+	text := func(note string) reply {
+		all := append(append([]string(nil), parts...), "_"+contextLine(res, res.Outcome == agent.Answered)+"_")
+		if note != "" {
+			all = append(all, note)
+		}
+		return reply{Text: strings.Join(all, "\n")}
+	}
+	if res.Outcome != agent.Answered || len(res.Columns) == 0 || len(res.Rows) == 0 {
+		return text("")
+	}
+	data, inCSV := toCSV(res.Columns, res.Rows, maxCSV)
+	if inCSV == 0 {
+		return text("The rows are too large to attach as a file.")
+	}
+	note := "The rows are in the attached file."
+	if inCSV < len(res.Rows) {
+		note = "The first " + strconv.Itoa(inCSV) + " of the " + plural(len(res.Rows), "row") + " are in the attached file, which is limited to " + sizeText(maxCSV) + "."
+	}
+	r := text(note)
+	alt := text("I couldn't attach the file with the rows.")
+	r.CSV, r.CSVCut, r.NoCSV = data, inCSV < len(res.Rows), &alt
+	r.CSVTitle = csvTitle(len(res.Rows), inCSV, res.Truncated)
 	return r
 }
 
@@ -229,6 +343,9 @@ func renderFailure(f failure) reply {
 		text = "Sorry, this took too long and I stopped. Try a narrower question."
 	case failShutdown:
 		text = "Sorry, I was restarting and couldn't finish this one. Please ask again in a minute."
+	case failMisconfigured:
+		text = "Sorry, I can't answer questions right now: the language model provider refuses my settings (its key, model name or address). " +
+			"Asking again won't help until the people who run me fix them; it is in my log and my health check."
 	default:
 		text = "Sorry, something went wrong on my side while answering. It has been logged; please try again."
 	}
@@ -585,10 +702,12 @@ func isNumber(v any) bool {
 	return false
 }
 
-// toCSV writes every row. A text cell that a spreadsheet would run as a
-// formula (=, +, -, @, tab, CR at the start) is prefixed with ' (OWASP's
-// advice on CSV injection); numbers are written as they are.
-func toCSV(cols []string, rows [][]any) []byte {
+// toCSV writes the header and then the rows, as many as fit in maxBytes
+// (all of them if maxBytes <= 0), and returns the bytes and how many rows
+// they hold. A text cell that a spreadsheet would run as a formula (=, +, -,
+// @, tab, CR at the start) is prefixed with ' (OWASP's advice on CSV
+// injection); numbers are written as they are.
+func toCSV(cols []string, rows [][]any, maxBytes int) ([]byte, int) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	rec := make([]string, len(cols))
@@ -596,6 +715,11 @@ func toCSV(cols []string, rows [][]any) []byte {
 		rec[j] = defuseFormula(c)
 	}
 	_ = w.Write(rec) // a bytes.Buffer does not fail
+	w.Flush()
+	if maxBytes > 0 && buf.Len() > maxBytes {
+		return nil, 0
+	}
+	n := 0
 	for _, row := range rows {
 		for j := range cols {
 			var v any
@@ -608,10 +732,16 @@ func toCSV(cols []string, rows [][]any) []byte {
 			}
 			rec[j] = s
 		}
+		before := buf.Len()
 		_ = w.Write(rec)
+		w.Flush()
+		if maxBytes > 0 && buf.Len() > maxBytes {
+			buf.Truncate(before)
+			break
+		}
+		n++
 	}
-	w.Flush()
-	return buf.Bytes()
+	return buf.Bytes(), n
 }
 
 func defuseFormula(s string) string {
@@ -777,29 +907,44 @@ func seconds(d time.Duration) string {
 }
 
 // blockList collects blocks within Slack's limits: at most maxBlocks, each
-// section at most maxSectionChars, all text at most maxMessageChars.
-// What does not fit is cut with … or left out, with a note.
+// section at most maxSectionChars, all of them at most maxMessageChars by
+// blockSize. What does not fit is cut with … or left out, with a note.
 type blockList struct {
 	list  []slack.Block
-	total int  // characters of text so far
+	total int  // blockSize of the blocks so far
 	cut   bool // something was left out
 }
 
-// room is how many characters may still be added, keeping some for a note.
-func (b *blockList) room() int { return maxMessageChars - b.total - len(cutNote) }
-
 const cutNote = "_(cut here: the rest did not fit in one Slack message)_"
 
-func (b *blockList) add(block slack.Block, chars int) {
-	b.list = append(b.list, block)
-	b.total += chars
+// room is how much may still be added, keeping room for the cut note.
+func (b *blockList) room() int {
+	return maxMessageChars - b.total - (contextSize("") + utf8.RuneCountInString(cutNote)) - 4 // the array's brackets and commas
 }
+
+func (b *blockList) add(block slack.Block, size int) {
+	b.list = append(b.list, block)
+	b.total += size + 1 // and a comma
+}
+
+func sectionBlock(mrkdwn string) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false), nil, nil)
+}
+
+func contextBlock(mrkdwn string) slack.Block {
+	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false))
+}
+
+// sectionSize and contextSize are blockSize of a section or a context block
+// holding mrkdwn.
+func sectionSize(mrkdwn string) int { return blockSize(sectionBlock(mrkdwn)) }
+func contextSize(mrkdwn string) int { return blockSize(contextBlock(mrkdwn)) }
 
 func (b *blockList) section(mrkdwn string) {
 	if strings.TrimSpace(mrkdwn) == "" {
 		return
 	}
-	limit := min(maxSectionChars, b.room())
+	limit := min(maxSectionChars, b.room()-sectionSize(""))
 	if len(b.list) >= maxBlocks-1 || limit < 200 {
 		b.cut = true
 		return
@@ -807,7 +952,7 @@ func (b *blockList) section(mrkdwn string) {
 	if utf8.RuneCountInString(mrkdwn) > limit {
 		mrkdwn = cutEscaped(mrkdwn, limit)
 	}
-	b.add(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false), nil, nil), utf8.RuneCountInString(mrkdwn))
+	b.add(sectionBlock(mrkdwn), sectionSize(mrkdwn))
 }
 
 // sections adds mrkdwn as sections, split at line ends where it can, as far
@@ -822,25 +967,78 @@ func (b *blockList) context(mrkdwn string) {
 	if strings.TrimSpace(mrkdwn) == "" || len(b.list) >= maxBlocks-1 {
 		return
 	}
-	if utf8.RuneCountInString(mrkdwn) > maxContextChars {
-		mrkdwn = cutEscaped(mrkdwn, maxContextChars)
+	limit := min(maxContextChars, b.room()-contextSize(""))
+	if limit < 20 {
+		b.cut = true
+		return
 	}
-	b.add(slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false)), utf8.RuneCountInString(mrkdwn))
+	if utf8.RuneCountInString(mrkdwn) > limit {
+		mrkdwn = cutEscaped(mrkdwn, limit)
+	}
+	b.add(contextBlock(mrkdwn), contextSize(mrkdwn))
 }
 
 // blocks returns the blocks, ending with a note if something was cut.
 func (b *blockList) blocks() []slack.Block {
 	if b.cut {
-		b.list = append(b.list, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, cutNote, false, false)))
+		b.list = append(b.list, contextBlock(cutNote))
 		b.cut = false
 	}
 	return b.list
+}
+
+// blockSize is the size Slack counts against its limit for a message's
+// blocks: the length of the block's compact JSON with each string counted by
+// its characters (not its JSON escapes).
+func blockSize(block slack.Block) int {
+	raw, err := json.Marshal(block)
+	if err != nil {
+		return maxMessageChars // cannot happen for the blocks built here; count it as full
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return maxMessageChars
+	}
+	return jsonChars(v)
+}
+
+// jsonChars is the length of v's compact JSON, each string (and key)
+// counted as its characters plus two quotes.
+func jsonChars(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := 2 + max(len(x)-1, 0)
+		for k, e := range x {
+			n += utf8.RuneCountInString(k) + 3 + jsonChars(e)
+		}
+		return n
+	case []any:
+		n := 2 + max(len(x)-1, 0)
+		for _, e := range x {
+			n += jsonChars(e)
+		}
+		return n
+	case string:
+		return utf8.RuneCountInString(x) + 2
+	case nil:
+		return 4
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	}
+	raw, _ := json.Marshal(v)
+	return len(raw)
 }
 
 // cutEscaped shortens escaped mrkdwn to at most n runes, ending in …, without
 // splitting an entity (&amp; &lt; &gt;) and closing an open ``` block.
 func cutEscaped(s string, n int) string {
 	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
 	keep := n - 4 // room for … and a closing ```
 	if keep < 0 {
 		keep = 0

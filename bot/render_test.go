@@ -78,18 +78,18 @@ func goldenResults() map[string]reply {
 		wideRow = append(wideRow, strings.Repeat("&", 40))
 	}
 	return map[string]reply{
-		"answer":       renderResult(answerResult()),
-		"answer_small": renderResult(small),
+		"answer":       renderResult(answerResult(), DefaultMaxCSVBytes),
+		"answer_small": renderResult(small, DefaultMaxCSVBytes),
 		"refusal": renderResult(&agent.Result{
 			Answer:     "I can only read data, so I won't delete the canceled orders.",
 			Statements: []agent.Statement{*refused},
 			Refusal:    refused,
 			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 1300 * time.Millisecond, Outcome: agent.Refused,
-		}),
+		}, DefaultMaxCSVBytes),
 		"refusal_words": renderResult(&agent.Result{
 			Answer: "I can't change data: I only answer questions by reading it.",
 			Steps:  1, Provider: "openai:gpt-4o-mini", Elapsed: 700 * time.Millisecond, Outcome: agent.Refused,
-		}),
+		}, DefaultMaxCSVBytes),
 		"budget": renderResult(&agent.Result{
 			Answer: "I stopped after 6 steps without a final answer. The last SQL I tried was: SELECT …",
 			Statements: []agent.Statement{
@@ -97,16 +97,16 @@ func goldenResults() map[string]reply {
 				{SQL: "SELECT day, COUNT(*) FROM orders GROUP BY day HAVING COUNT(*) > 3", Status: "error", Reason: "no such column: dya"},
 			},
 			Steps: 6, Provider: "openai:gpt-4o-mini", Elapsed: 14200 * time.Millisecond, Outcome: agent.Budget,
-		}),
+		}, DefaultMaxCSVBytes),
 		"unanswerable": renderResult(&agent.Result{
 			Answer: "The data doesn't record customer satisfaction, so I can't tell which region is happiest.",
 			Steps:  2, Provider: "openai:gpt-4o-mini", Elapsed: 900 * time.Millisecond, Outcome: agent.Unanswerable,
-		}),
+		}, DefaultMaxCSVBytes),
 		"unanswerable_tried": renderResult(&agent.Result{
 			Answer:     "Done.", // a model's claim, shown next to the statement that failed
 			Statements: []agent.Statement{{SQL: "SELECT * FROM sqlite_sequence", Status: "error", Reason: "no such table: sqlite_sequence"}},
 			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 700 * time.Millisecond, Outcome: agent.Unanswerable,
-		}),
+		}, DefaultMaxCSVBytes),
 		"budget_refused": renderResult(&agent.Result{
 			Answer: "I stopped after 6 model calls, the step limit, without reaching an answer.",
 			Statements: []agent.Statement{
@@ -115,12 +115,12 @@ func goldenResults() map[string]reply {
 				{SQL: "SELECT email FROM customers", Status: "refused", Layer: "authorizer", Reason: "not allowed to read customers.email <b>."},
 			},
 			Steps: 6, Provider: "openai:gpt-4o-mini", Elapsed: 9800 * time.Millisecond, Outcome: agent.Budget,
-		}),
+		}, DefaultMaxCSVBytes),
 		"unanswerable_refused": renderResult(&agent.Result{
 			Answer:     "Not in the data: the email addresses are private.",
 			Statements: []agent.Statement{{SQL: "SELECT email FROM customers", Status: "refused", Layer: "authorizer", Reason: "not allowed to read customers.email"}},
 			Steps:      2, Provider: "openai:gpt-4o-mini", Elapsed: 800 * time.Millisecond, Outcome: agent.Unanswerable,
-		}),
+		}, DefaultMaxCSVBytes),
 		"error": renderFailure(failProvider),
 		// What a question gets with no model: the recorded model's how-to
 		// text with examples (agent.NoModelHelp, then the recorded questions).
@@ -135,7 +135,7 @@ func goldenResults() map[string]reply {
 			Columns:  wideCols,
 			Rows:     [][]any{wideRow, wideRow},
 			Steps:    4, Provider: "p", Elapsed: 65 * time.Second, Outcome: agent.Answered, Truncated: true,
-		}),
+		}, DefaultMaxCSVBytes),
 		"limit_minute": renderNotice(limitText(verdict{Limit: limitMinute, Count: 6, Wait: 42 * time.Second})),
 		"limit_length": renderNotice(lengthText(10000, 500)),
 		"tables": renderNotice(tablesText([]Table{
@@ -252,7 +252,7 @@ func blockTexts(t *testing.T, r reply) []string {
 }
 
 func TestRenderEscapesData(t *testing.T) {
-	r := renderResult(answerResult())
+	r := renderResult(answerResult(), DefaultMaxCSVBytes)
 	all := r.Text + strings.Join(blockTexts(t, r), "\n")
 	for _, bad := range []string{"<!channel>", "<https://", "<@U123>", "<b>", " & "} {
 		if strings.Contains(all, bad) {
@@ -321,7 +321,7 @@ func TestPreviewKeepsOneSection(t *testing.T) {
 }
 
 func TestCSV(t *testing.T) {
-	r := renderResult(answerResult())
+	r := renderResult(answerResult(), DefaultMaxCSVBytes)
 	if r.CSV == nil {
 		t.Fatal("no CSV although the preview cut rows")
 	}
@@ -344,7 +344,7 @@ func TestCSV(t *testing.T) {
 	if got := recs[5][2]; got != "" {
 		t.Errorf("NULL = %q, want empty", got)
 	}
-	small := renderResult(&agent.Result{FinalSQL: "SELECT 1", Columns: []string{"x"}, Rows: [][]any{{int64(1)}}, Outcome: agent.Answered})
+	small := renderResult(&agent.Result{FinalSQL: "SELECT 1", Columns: []string{"x"}, Rows: [][]any{{int64(1)}}, Outcome: agent.Answered}, DefaultMaxCSVBytes)
 	if small.CSV != nil {
 		t.Error("CSV for a result that fits the preview")
 	}

@@ -48,6 +48,15 @@ func (b *Bot) onSlash(s *session, cmd slack.SlashCommand) {
 	}
 }
 
+// Texts of `eval`.
+const (
+	evalNotSetUp = "Evaluation isn't set up for this database: it needs a question file written for it. " +
+		"Whoever runs me can set SQLBOT_QUESTIONS to one (the JSON format that `sqlbot eval --questions` reads) and restart me."
+	evalStarted = "There's no evaluation report yet, so I'm running one now. I'll send you the report when it's done " +
+		"(as a direct message if it takes a while)."
+	evalRunning = "An evaluation is running now; I'll send you its report when it's done."
+)
+
 // subLabel keeps unknown subcommands (free text) out of the log.
 func subLabel(sub string) string {
 	switch sub {
@@ -57,29 +66,32 @@ func subLabel(sub string) string {
 	return "unknown"
 }
 
-// onEval posts the latest evaluation report, or runs one (one at a time)
-// and posts its report to everyone who asked while it ran.
+// onEval sends the latest evaluation report to whoever asked, or runs one
+// (one at a time) and sends its report to everyone who asked while it ran.
+// A report goes to each person privately (see respond): it can take longer
+// than a response_url lives, and the command may come from a channel the
+// bot is not a member of.
 func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	if b.rep == nil {
-		b.respond(s, cmd, renderNotice("Evaluation isn't set up in this deployment: it needs a question set for this database. From a terminal, `sqlbot eval --questions FILE` runs one."), false)
+		b.respond(s, cmd, renderNotice(evalNotSetUp), false)
 		return
 	}
 	if report, ok := b.rep.Latest(s.work); ok {
-		b.respond(s, cmd, renderNotice(report), true)
+		b.respond(s, cmd, renderNotice(report), false)
 		return
 	}
 	b.eval.mu.Lock()
 	if b.eval.running {
 		b.eval.waiting = append(b.eval.waiting, cmd)
 		b.eval.mu.Unlock()
-		b.respond(s, cmd, renderNotice("An evaluation is running now; I'll post its report here when it's done."), false)
+		b.respond(s, cmd, renderNotice(evalRunning), false)
 		return
 	}
 	b.eval.running = true
 	b.eval.waiting = []slack.SlashCommand{cmd}
 	b.eval.mu.Unlock()
 
-	b.respond(s, cmd, renderNotice("There's no evaluation report yet, so I'm running one now; I'll post it here when it's done."), false)
+	b.respond(s, cmd, renderNotice(evalStarted), false)
 	report, err := b.rep.Run(s.work)
 
 	b.eval.mu.Lock()
@@ -87,9 +99,8 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	b.eval.running, b.eval.waiting = false, nil
 	b.eval.mu.Unlock()
 
-	ok := err == nil && strings.TrimSpace(report) != ""
 	r := renderNotice(report)
-	if !ok {
+	if err != nil || strings.TrimSpace(report) == "" {
 		if err == nil {
 			err = errors.New("bot: the evaluation returned an empty report")
 		}
@@ -100,39 +111,55 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 		}
 	}
 	for _, w := range waiting {
-		b.respond(s, w, r, ok) // a report for the channel; a failure only for who asked
+		b.respond(s, w, r, true)
 	}
 }
 
-// respond answers a slash command through its response_url (ephemeral
-// unless inChannel), or, without a usable one or if it fails, with
-// chat.postMessage in the channel when inChannel and else with
-// chat.postEphemeral to the user: a private reply never becomes public.
-func (b *Bot) respond(s *session, cmd slack.SlashCommand, r reply, inChannel bool) {
-	attrs := []any{"channel", cmd.ChannelID, "user", cmd.UserID, "in_channel", inChannel}
+// respond answers a slash command privately, to the person who used it,
+// and never in the channel for everyone: a slash command works in channels
+// the bot is not a member of. It posts through the command's response_url
+// (ephemeral) while that works; Slack takes five posts within 30 minutes. If
+// it fails (expired, used up, or Slack is down), it goes on:
+//
+//   - durable (an evaluation report, sent once the run is over): to a direct
+//     message with the person (chat.postMessage with their user ID, which
+//     posts in the app's Messages tab and needs no scope beyond chat:write),
+//     else chat.postEphemeral in the channel;
+//   - otherwise: chat.postEphemeral in the channel (where the bot is a
+//     member), else a direct message.
+func (b *Bot) respond(s *session, cmd slack.SlashCommand, r reply, durable bool) {
+	attrs := []any{"channel", cmd.ChannelID, "user", cmd.UserID, "durable", durable}
 	if b.usableResponseURL(cmd.ResponseURL) {
-		kind := slack.ResponseTypeEphemeral
-		if inChannel {
-			kind = slack.ResponseTypeInChannel
+		msg := &slack.WebhookMessage{Text: r.Text, ResponseType: slack.ResponseTypeEphemeral}
+		if len(r.Blocks) > 0 {
+			msg.Blocks = &slack.Blocks{BlockSet: r.Blocks}
 		}
-		msg := &slack.WebhookMessage{Text: r.Text, Blocks: &slack.Blocks{BlockSet: r.Blocks}, ResponseType: kind}
 		err := b.call(s.base, func(ctx context.Context) error {
 			return slack.PostWebhookCustomHTTPContext(ctx, cmd.ResponseURL, b.hc, msg)
 		})
 		if err == nil {
 			return
 		}
-		b.log.WarnContext(s.base, "bot: response_url failed; posting instead", append(attrs, "err", err)...)
+		b.log.WarnContext(s.base, "bot: response_url failed; replying another way", append(attrs, "err", err)...)
 	}
-	var err error
-	if inChannel {
-		_, err = b.post(s.base, cmd.ChannelID, "", r)
-	} else {
-		err = b.postEphemeral(s.base, cmd.ChannelID, cmd.UserID, r)
+	dm := func() error {
+		_, err := b.post(s.base, cmd.UserID, "", r) // a user ID as the channel: the app's DM with them
+		return err
 	}
-	if err != nil {
-		b.log.WarnContext(s.base, "bot: slash command reply failed", append(attrs, "err", err)...)
+	ephemeral := func() error { return b.postEphemeral(s.base, cmd.ChannelID, "", cmd.UserID, r) }
+	ways := []func() error{ephemeral, dm}
+	if durable {
+		ways = []func() error{dm, ephemeral}
 	}
+	var errs []error
+	for _, way := range ways {
+		err := way()
+		if err == nil {
+			return
+		}
+		errs = append(errs, err)
+	}
+	b.log.WarnContext(s.base, "bot: slash command reply failed", append(attrs, "err", errors.Join(errs...))...)
 }
 
 // usableResponseURL accepts Slack's hooks host over https, or the API's own

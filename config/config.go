@@ -20,12 +20,16 @@ import (
 	"github.com/caarlos0/env/v11"
 )
 
-// Config holds every setting of SPEC §8. The limits are pointers, nil when the
+// Config holds every setting. The limits are pointers, nil when the
 // variable is unset, so that a policy file's `limits` and then roconn's
 // defaults apply unless the environment overrides them.
 type Config struct {
 	DB     string `env:"SQLBOT_DB"`
 	Policy string `env:"SQLBOT_POLICY"`
+	// Questions is the question file for the deployment's own database (the
+	// JSON that `sqlbot eval --questions` reads); "" means the demo's on the
+	// demo database, and none elsewhere.
+	Questions string `env:"SQLBOT_QUESTIONS"`
 
 	QueryTimeout  *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
 	RowCap        *int           `env:"SQLBOT_ROW_CAP"`
@@ -78,14 +82,26 @@ type Provider struct {
 }
 
 // Load reads the settings from environ (os.Environ() in main, a literal map in
-// tests) and reports every problem at once, each naming its variable.
+// tests) and reports every problem at once, each naming its variable and
+// what it expected: the values that do not parse, and then every other rule
+// on the values that did. With an error, the Config still holds what could be
+// read (a variable that did not parse keeps its zero value), for the commands
+// that need no settings (help, manifest); nothing else should use it.
 func Load(environ map[string]string) (Config, error) {
-	c, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
-	if err != nil {
-		return Config{}, parseErrors(err, environ)
-	}
+	c, perr := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
 	var errs []error
+	unparsed := map[string]bool{}
+	if perr != nil {
+		var names []string
+		errs, names = parseErrors(perr, environ)
+		for _, n := range names {
+			unparsed[n] = true
+		}
+	}
 	bad := func(name, format string, args ...any) {
+		if unparsed[name] {
+			return // reported already, and its zero value says nothing
+		}
 		errs = append(errs, fmt.Errorf("config: %s %s", name, fmt.Sprintf(format, args...)))
 	}
 	positive := map[string]int{
@@ -124,8 +140,13 @@ func Load(environ map[string]string) (Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
 	}
-	if _, err := c.Providers(); err != nil {
-		errs = append(errs, err)
+	if strings.TrimSpace(c.Questions) != c.Questions {
+		bad("SQLBOT_QUESTIONS", "must be the path of a question file, without spaces around it, got %q", c.Questions)
+	}
+	if !unparsed["OPENAI_BASE_URL"] && !unparsed["OPENAI_API_KEY"] && !unparsed["OPENAI_MODEL"] {
+		if _, err := c.Providers(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return c, errors.Join(errs...)
 }
@@ -190,10 +211,12 @@ func (c Config) Providers() ([]Provider, error) {
 func (c Config) RequireSlack() error {
 	var errs []error
 	if c.SlackAppToken == "" {
-		errs = append(errs, errors.New("config: SLACK_APP_TOKEN is not set (an xapp- app-level token with connections:write; see README, Slack set-up)"))
+		errs = append(errs, errors.New("config: SLACK_APP_TOKEN is not set: it is the xapp- app-level token with the connections:write scope, "+
+			"made on your Slack app's Basic Information page (`sqlbot manifest` prints the app to create)"))
 	}
 	if c.SlackBotToken == "" {
-		errs = append(errs, errors.New("config: SLACK_BOT_TOKEN is not set (the xoxb- bot user OAuth token; see README, Slack set-up)"))
+		errs = append(errs, errors.New("config: SLACK_BOT_TOKEN is not set: it is the xoxb- Bot User OAuth Token, "+
+			"shown on your Slack app's Install App page once the app is installed"))
 	}
 	return errors.Join(errs...)
 }
@@ -218,8 +241,9 @@ func trimAll(l []string) []string {
 func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // parseErrors rewrites env's parse errors, which name Go fields, into errors
-// that name the variable and the kind of value expected.
-func parseErrors(err error, environ map[string]string) error {
+// that name the variable and the kind of value expected, and returns the
+// names of the variables that did not parse.
+func parseErrors(err error, environ map[string]string) ([]error, []string) {
 	vars := map[string]string{}
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {
@@ -228,9 +252,10 @@ func parseErrors(err error, environ map[string]string) error {
 	}
 	var agg env.AggregateError
 	if !errors.As(err, &agg) {
-		return fmt.Errorf("config: %w", err)
+		return []error{fmt.Errorf("config: %w", err)}, nil
 	}
 	var errs []error
+	var names []string
 	for _, e := range agg.Errors {
 		var pe env.ParseError
 		if !errors.As(e, &pe) {
@@ -246,7 +271,9 @@ func parseErrors(err error, environ map[string]string) error {
 		case k.Kind() == reflect.Int || (k.Kind() == reflect.Pointer && k.Elem().Kind() == reflect.Int):
 			want = "a whole number"
 		}
-		errs = append(errs, fmt.Errorf("config: %s must be %s, got %q", vars[pe.Name], want, environ[vars[pe.Name]]))
+		name := vars[pe.Name]
+		names = append(names, name)
+		errs = append(errs, fmt.Errorf("config: %s must be %s, got %q", name, want, environ[name]))
 	}
-	return errors.Join(errs...)
+	return errs, names
 }

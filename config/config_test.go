@@ -17,10 +17,10 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("unset SQLBOT_ROW_CAP/SQLBOT_QUERY_TIMEOUT should be nil so the policy applies; got %v, %v", c.RowCap, c.QueryTimeout)
 	}
 	if c.MaxSteps != 6 || c.RatePerMinute != 6 || c.RatePerDay != 40 || c.GlobalPerDay != 600 || c.MaxQuestionChars != 500 || c.MaxConcurrent != 4 {
-		t.Errorf("defaults differ from SPEC §8: %+v", c)
+		t.Errorf("defaults differ from the README's table: %+v", c)
 	}
 	if c.ModelTimeout != 60*time.Second || c.SlashCommand != "/sqlbot" || c.SlackAPIURL != "https://slack.com/api/" {
-		t.Errorf("defaults differ from SPEC §8: %+v", c)
+		t.Errorf("defaults differ from the README's table: %+v", c)
 	}
 	if ps, err := c.Providers(); err != nil || len(ps) != 0 {
 		t.Errorf("Providers() with nothing set = %v, %v; want none", ps, err)
@@ -68,6 +68,43 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
+	}
+}
+
+// A value that does not parse and a value that breaks a rule are reported
+// together, each with what it expected, and no third error comes from the
+// unparsed value's zero.
+func TestParseAndRuleErrorsTogether(t *testing.T) {
+	c, err := config.Load(map[string]string{"SQLBOT_ROW_CAP": "lots", "SQLBOT_LOG_FORMAT": "xml", "SQLBOT_MAX_STEPS": "many", "SQLBOT_SLASH_COMMAND": "/ok"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`SQLBOT_ROW_CAP must be a whole number, got "lots"`,
+		`SQLBOT_LOG_FORMAT must be text or json, got "xml"`,
+		`SQLBOT_MAX_STEPS must be a whole number, got "many"`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != 3 {
+		t.Errorf("%d errors, want 3:\n%s", n, msg)
+	}
+	// What could be read is there, for help and manifest.
+	if c.SlashCommand != "/ok" {
+		t.Errorf("SlashCommand = %q, want the value read", c.SlashCommand)
+	}
+}
+
+func TestQuestions(t *testing.T) {
+	c, err := config.Load(map[string]string{"SQLBOT_QUESTIONS": "/srv/questions.json"})
+	if err != nil || c.Questions != "/srv/questions.json" {
+		t.Errorf("SQLBOT_QUESTIONS: %q, %v", c.Questions, err)
+	}
+	if _, err := config.Load(map[string]string{"SQLBOT_QUESTIONS": " q.json"}); err == nil || !strings.Contains(err.Error(), "SQLBOT_QUESTIONS") {
+		t.Errorf("SQLBOT_QUESTIONS with a space: %v, want an error naming it", err)
 	}
 }
 
@@ -134,6 +171,9 @@ func TestRequireSlack(t *testing.T) {
 	err := c.RequireSlack()
 	if err == nil || !strings.Contains(err.Error(), "SLACK_APP_TOKEN") || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN") {
 		t.Errorf("RequireSlack() = %v, want both variables named", err)
+	}
+	if strings.Contains(err.Error(), "README") {
+		t.Errorf("RequireSlack() = %v: it cites a document that does not ship with the binary", err)
 	}
 	c, _ = config.Load(map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1"})
 	if err := c.RequireSlack(); err != nil {

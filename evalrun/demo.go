@@ -21,24 +21,24 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
-// demoPolicy is the policy file for the demo database (SPEC §4). A string, so
+// demoPolicy is the policy file for the demo database. A string, so
 // it cannot be changed at run time.
 //
 //go:embed demo_policy.yaml
 var demoPolicy string
 
-// DemoPolicy returns the demo database's policy (SPEC §4 YAML): it exposes
+// DemoPolicy returns the demo database's policy (YAML): it exposes
 // views that leave out customers' names and contact details and employees'
 // email and salary, describes every column of every exposed object, states
 // the house rules and sets the limits. The caller may modify the slice.
 func DemoPolicy() []byte { return []byte(demoPolicy) }
 
-// demoQuestions is the demo's question set (SPEC §7).
+// demoQuestions is the demo's question set.
 //
 //go:embed questions.json
 var demoQuestions string
 
-// DemoQuestions returns the demo database's question set (SPEC §7 JSON): a
+// DemoQuestions returns the demo database's question set (JSON): a
 // list of {"id", "question", "reference_sql", "ordered", "kind", "notes"}
 // objects, kind "answerable", "unsafe" or "unanswerable". Each answerable
 // question's reference_sql reads only objects that DemoPolicy exposes and

@@ -14,7 +14,7 @@ const (
 	Unanswerable = "unanswerable"
 )
 
-// A Question is one entry of a question file (SPEC §7). Other keys in the file
+// A Question is one entry of a question file. Other keys in the file
 // (notes, tags, wrong_sql) are allowed and ignored.
 type Question struct {
 	ID           string  `json:"id"`

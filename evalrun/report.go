@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 )
 
 // A Report is the outcome of one Run: what was evaluated, the figures, and
-// one entry per question. Its JSON keys are stable (SPEC §7). The figures are
+// one entry per question. Its JSON keys are stable. The figures are
 // defined as follows; "the agent's outcome" is agent.Result.Outcome.
 //
 //   - ExecutionAccuracy: AnswerablePassed / Answerable. An answerable
@@ -254,7 +255,8 @@ const maxSlackChars = 2900
 // title line, the figures in a code block, the questions that did not pass
 // (as many as fit in maxSlackChars, then a count of the rest) and a footer
 // naming the provider and the question set. &, < and > in any text are
-// escaped as Slack requires.
+// escaped as Slack requires. It shows no raw error text (a question that
+// could not be run says only that) and no provider's host.
 func (r *Report) Slack() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*Evaluation: %s on %s*, %s in %.1f s\n", esc(r.Model), esc(r.Database), plural(r.Questions, "question"), float64(r.ElapsedMS)/1000)
@@ -275,14 +277,20 @@ func (r *Report) Slack() string {
 		fmt.Fprintf(&b, "%-*s  %s\n", width, m.name, esc(value))
 	}
 	b.WriteString("```\n")
-	footer := fmt.Sprintf("_provider %s · questions %s_", esc(r.Provider), esc(short(r.QuestionsChecksum)))
+	footer := fmt.Sprintf("_provider %s · questions %s_", esc(publicProvider(r.Provider)), esc(short(r.QuestionsChecksum)))
 	bad := r.notPassing()
 	if len(bad) == 0 {
 		fmt.Fprintf(&b, "All %d questions passed.\n", r.Questions)
 	} else {
 		fmt.Fprintf(&b, "*Not passing (%d of %d):*\n", len(bad), r.Questions)
 		for i, q := range bad {
-			line := fmt.Sprintf("• `%s` (%s) %s: %s\n", esc(strings.ReplaceAll(q.ID, "`", "'")), esc(q.Kind), q.Outcome, esc(clipRunes(oneLine(q.Reason), 160)))
+			reason := q.Reason
+			if q.Outcome == Error {
+				// An error's reason is raw error text (paths, hosts, the
+				// provider's message): it stays in the JSON report and the log.
+				reason = "it could not be run; the reason is in the log and in the JSON report"
+			}
+			line := fmt.Sprintf("• `%s` (%s) %s: %s\n", esc(strings.ReplaceAll(q.ID, "`", "'")), esc(q.Kind), q.Outcome, esc(clipRunes(oneLine(reason), 160)))
 			rest := len(bad) - i
 			more := fmt.Sprintf("…and %d more: run `sqlbot eval` for all.\n", rest)
 			if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line)+len(more)+len(footer) > maxSlackChars {
@@ -294,6 +302,23 @@ func (r *Report) Slack() string {
 	}
 	b.WriteString(footer)
 	return b.String()
+}
+
+// publicProvider is what Slack may show of a report's providers: "model@host,
+// model2@host2" becomes "model, model2"; an internal host name is nobody's
+// business in a channel.
+func publicProvider(p string) string {
+	var out []string
+	for _, name := range strings.Split(p, ",") {
+		name = strings.TrimSpace(name)
+		if i := strings.LastIndex(name, "@"); i >= 0 {
+			name = name[:i]
+		}
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // esc escapes the three characters Slack's mrkdwn reserves.

@@ -146,6 +146,20 @@ func TestReportSlack(t *testing.T) {
 	if strings.Count(got, "```")%2 != 0 {
 		t.Errorf("unbalanced code fence:\n%s", got)
 	}
+	// No raw error text, no provider's host: a channel is not a log.
+	for _, private := range []string{"api.openai.com", "agent: no provider", "@"} {
+		if strings.Contains(got, private) {
+			t.Errorf("Slack rendering shows %q:\n%s", private, got)
+		}
+	}
+	if !strings.Contains(got, "`top-carrier-2025` (answerable) ERROR: it could not be run") {
+		t.Errorf("Slack rendering does not say the errored question could not be run:\n%s", got)
+	}
+	rep := fixedReport()
+	rep.Provider = "m1@10.0.0.7:8080, m2@llm.internal, m1@backup.internal"
+	if got := rep.Slack(); !strings.Contains(got, "_provider m1, m2 · ") || strings.Contains(got, "internal") || strings.Contains(got, "10.0.0.7") {
+		t.Errorf("providers shown as:\n%s", got)
+	}
 }
 
 // TestReportSlackLong: many failures still fit one Slack message, with a
@@ -161,7 +175,7 @@ func TestReportSlackLong(t *testing.T) {
 	if n := utf8.RuneCountInString(got); n > 3000 {
 		t.Errorf("Slack rendering is %d characters, want at most 3000", n)
 	}
-	if !strings.Contains(got, "more: run `sqlbot eval` for all") || !strings.HasSuffix(got, "_provider gpt-4o-mini@api.openai.com · questions sha256:cc7f841454ef_") {
+	if !strings.Contains(got, "more: run `sqlbot eval` for all") || !strings.HasSuffix(got, "_provider gpt-4o-mini · questions sha256:cc7f841454ef_") {
 		t.Errorf("long Slack rendering lacks the count of the rest or the footer:\n%s", got)
 	}
 }

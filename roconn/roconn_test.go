@@ -334,7 +334,7 @@ func TestTimeout(t *testing.T) {
 		if got := layerOf(err); got != roconn.LayerTimeout {
 			t.Errorf("Query(%.50q): layer %q (err %v), want %q", q, got, err, roconn.LayerTimeout)
 		}
-		if bound := limit + limit/10; elapsed > bound {
+		if bound := limit + raceSlowdown*limit/10; elapsed > bound {
 			t.Errorf("Query(%.50q) took %v, want at most %v", q, elapsed, bound)
 		}
 		t.Logf("Query(%.50q) stopped after %v", q, elapsed)

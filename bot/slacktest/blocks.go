@@ -20,10 +20,15 @@ const (
 	maxActionElements  = 25
 	maxAltTextChars    = 2000
 	maxMarkdownChars   = 12000 // per markdown block, and for all of them together
-	// maxBlocksTextChars bounds the text of all blocks together. Slack
-	// answers msg_blocks_too_long somewhere above 13,000 characters (the
-	// limit is undocumented and varies); the fake refuses above 12,000.
-	maxBlocksTextChars = 12000
+	// maxBlocksChars bounds the size of all blocks together. Slack's limit
+	// (msg_blocks_too_long) is undocumented, and it counts more than the
+	// text: blocks whose texts add up to 11,341 characters have been
+	// refused, markdown blocks alone are refused above about 13,300
+	// characters of text, and each block added lowers that. So the fake
+	// counts what the blocks are made of, their structure included: the
+	// length of their compact JSON with every string counted by its
+	// characters (not by its JSON escapes), and refuses above 13,000.
+	maxBlocksChars = 13000
 )
 
 // A BlockError is the Slack error the fake gives for a blocks argument that
@@ -42,7 +47,9 @@ func (e *BlockError) Error() string {
 
 // CheckBlocks checks a JSON array of Block Kit blocks the way the fake's
 // chat.postMessage does, so that a test can check rendered blocks without a
-// server. It returns nil or a *BlockError.
+// server: each block against its own limits, and all of them together
+// against the markdown total (12,000 characters) and the message's size
+// (BlocksSize, at most 13,000). It returns nil or a *BlockError.
 func CheckBlocks(blocks []byte) error {
 	if _, err := checkBlocks(blocks); err != nil {
 		return err
@@ -64,6 +71,7 @@ func checkBlocks(raw []byte) (int, *BlockError) {
 	for i, b := range arr {
 		v.block(fmt.Sprintf("/blocks/%d", i), b)
 	}
+	v.total += 2 + max(len(arr)-1, 0) // the array's brackets and commas
 	if len(v.msgs) > 0 {
 		return 0, &BlockError{Code: "invalid_blocks", Messages: v.msgs}
 	}
@@ -71,9 +79,9 @@ func checkBlocks(raw []byte) (int, *BlockError) {
 		return 0, &BlockError{Code: "invalid_blocks", Messages: []string{fmt.Sprintf(
 			"[ERROR] markdown blocks must total no more than %d characters [json-pointer:/blocks]", maxMarkdownChars)}}
 	}
-	if v.total > maxBlocksTextChars {
+	if v.total > maxBlocksChars {
 		return 0, &BlockError{Code: "msg_blocks_too_long", Messages: []string{fmt.Sprintf(
-			"[ERROR] blocks hold %d characters of text, more than %d [json-pointer:/blocks]", v.total, maxBlocksTextChars)}}
+			"[ERROR] blocks are %d characters long, more than %d [json-pointer:/blocks]", v.total, maxBlocksChars)}}
 	}
 	return len(arr), nil
 }
@@ -82,7 +90,7 @@ type blockChecker struct {
 	msgs     []string
 	ids      map[string]bool
 	markdown int // characters in markdown blocks
-	total    int // characters of text in all blocks
+	total    int // size of all blocks (BlocksSize)
 }
 
 func (v *blockChecker) errorf(ptr, format string, args ...any) {
@@ -95,7 +103,7 @@ func (v *blockChecker) block(ptr string, raw json.RawMessage) {
 		v.errorf(ptr, "must be an object")
 		return
 	}
-	v.total += textChars(b)
+	v.total += jsonChars(b)
 	typ, _ := b["type"].(string)
 	if typ == "" {
 		v.errorf(ptr+"/type", "missing required field: type")
@@ -222,22 +230,47 @@ func (v *blockChecker) image(ptr string, b map[string]any) {
 	}
 }
 
-// textChars counts the characters of every "text" string inside v.
-func textChars(v any) int {
-	n := 0
+// BlocksSize returns the size of a JSON array of blocks as the fake counts
+// it against Slack's limit of about 13,000 for one message (see CheckBlocks):
+// the length of the compact JSON, each string counted by its characters.
+// It returns -1 if blocks is not a JSON array.
+func BlocksSize(blocks []byte) int {
+	var arr []any
+	if json.Unmarshal(blocks, &arr) != nil {
+		return -1
+	}
+	return jsonChars(arr)
+}
+
+// jsonChars is the length of v's compact JSON, each string (and key)
+// counted as its characters plus two quotes.
+func jsonChars(v any) int {
 	switch x := v.(type) {
 	case map[string]any:
+		n := 2 + max(len(x)-1, 0) // braces and commas
 		for k, e := range x {
-			if s, ok := e.(string); ok && k == "text" {
-				n += utf8.RuneCountInString(s)
-			} else {
-				n += textChars(e)
-			}
+			n += utf8.RuneCountInString(k) + 3 + jsonChars(e) // "k":
 		}
+		return n
 	case []any:
+		n := 2 + max(len(x)-1, 0)
 		for _, e := range x {
-			n += textChars(e)
+			n += jsonChars(e)
 		}
+		return n
+	case string:
+		return utf8.RuneCountInString(x) + 2
+	case nil:
+		return 4
+	case bool:
+		if x {
+			return 4
+		}
+		return 5
+	case float64:
+		b, _ := json.Marshal(x)
+		return len(b)
 	}
-	return n
+	b, _ := json.Marshal(v)
+	return len(b)
 }

@@ -4,16 +4,24 @@
 // NewServer starts it on 127.0.0.1. A test points the real slack-go client at
 // it (slack.OptionAPIURL(s.URL), slack.OptionAppLevelToken(s.AppToken())),
 // pushes events and slash commands into the Socket Mode connection, and reads
-// back, in order, what the bot acknowledged, posted, reacted and uploaded.
+// back, in order, what the bot acknowledged, posted (in a conversation, or to
+// one person only), reacted and uploaded.
 //
 // The fake follows the wire protocol that slack-go v0.35.0 speaks and is as
 // strict as Slack where that matters to a bot: tokens are checked per method,
-// messages need text or blocks, Block Kit limits are enforced, reactions need
-// an existing message, uploads must be completed with the bytes they declared,
-// a response_url takes at most five posts, the socket must be pinged, and
-// `disconnect` is followed by a dropped TCP connection without a close frame.
-// Faults (Slack errors, HTTP 429 with Retry-After, other HTTP statuses) can be
-// injected per method.
+// and with AppManifest so are the scopes the app was granted; posting needs
+// the bot to be a member of the channel; messages need text or blocks, and
+// Block Kit limits are enforced, the blocks' total size counted with their
+// structure; reactions need an existing message; uploads must be completed
+// with the bytes they declared, and a snippet (an upload with a snippet_type)
+// is limited to 1 MiB and to the types Slack knows; a response_url takes at
+// most five posts within 30 minutes (of a clock the test can control); an
+// ephemeral message in a thread is shown only when the thread has replies;
+// the socket must be pinged; and `disconnect` is followed by a dropped TCP
+// connection without a close frame. Faults (Slack errors, `ratelimited` as
+// HTTP 429 with Retry-After or as HTTP 200, other HTTP statuses) can be
+// injected per method, and a call can be held while a test looks at what
+// happens meanwhile.
 //
 // A Server is safe for concurrent use. Every goroutine it starts has ended when
 // Close returns; NewServer registers Close with t.Cleanup. Never import this
@@ -78,6 +86,8 @@ type config struct {
 	pingInterval   time.Duration
 	echo           bool
 	redeliverAfter time.Duration
+	grants         *grants // nil: everything granted
+	now            func() time.Time
 }
 
 // PingInterval sets how often the fake sends a WebSocket ping on each Socket
@@ -105,7 +115,8 @@ func EchoBotMessages(on bool) Option {
 // not been acknowledged within after, as Slack does: the same payload and
 // event_id under a new envelope_id, with retry_attempt incremented and
 // retry_reason "timeout", at most MaxRetries times. Slack's own deadline is
-// 3 s. Off by default, so that tests are deterministic.
+// 3 s. Off by default, so that tests are deterministic; a test that must not
+// depend on timing calls Server.RedeliverUnackedNow instead.
 func RedeliverUnacked(after time.Duration) Option {
 	return func(c *config) { c.redeliverAfter = after }
 }
@@ -142,6 +153,8 @@ type Message struct {
 	// Method is "chat.postMessage", "chat.postEphemeral", "chat.update",
 	// "response_url" (a post to a slash command's response_url) or "ack" (the
 	// text or blocks in a slash command's ack payload, shown to its user).
+	// Messages holds what everyone in a conversation sees; Ephemeral what one
+	// person sees (chat.postEphemeral, and ephemeral slash responses).
 	Method   string
 	Channel  string
 	ThreadTS string
@@ -153,6 +166,9 @@ type Message struct {
 	ResponseType    string
 	ReplaceOriginal bool
 	DeleteOriginal  bool
+	// Hidden is set on an ephemeral message posted into a thread that had no
+	// replies yet: Slack accepts it but shows it to nobody.
+	Hidden bool
 }
 
 // A Reaction is one successful reactions.add or reactions.remove call.
@@ -172,6 +188,9 @@ type File struct {
 	Channel        string // empty when the file was not shared
 	ThreadTS       string
 	InitialComment string
+	// SnippetType is the snippet_type given to files.getUploadURLExternal;
+	// empty for a plain file.
+	SnippetType string
 }
 
 // A Call is one request to a Web API method (a path under URL), whatever its
@@ -211,7 +230,8 @@ type Server struct {
 	envelopes     map[string]*envelope
 	sent          []Envelope
 	acks          []Ack
-	messages      []Message
+	messages      []Message // seen by everyone in the conversation
+	ephemeral     []Message // seen by one person
 	reactions     []Reaction
 	reacted       map[reactionKey]bool
 	uploads       map[string]*upload // by file ID
@@ -221,6 +241,8 @@ type Server struct {
 	faults        map[string][]fault
 	history       map[string][]*stored // channel → messages, in arrival order
 	slashes       map[string]*slash    // response_url ID → its command
+	members       map[string]bool      // channels the bot is a member of (besides DMs)
+	holds         map[string][]*Hold   // by method
 }
 
 type reactionKey struct{ channel, ts, name string }
@@ -237,9 +259,12 @@ type fault struct {
 // ID is BotUserID, its bot ID "BBOT", the team "T1" and the app "A1".
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	cfg := config{pingInterval: DefaultPingInterval}
+	cfg := config{pingInterval: DefaultPingInterval, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.grants != nil && cfg.grants.err != nil {
+		t.Fatal(cfg.grants.err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &Server{
@@ -257,6 +282,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		faults:        make(map[string][]fault),
 		history:       make(map[string][]*stored),
 		slashes:       make(map[string]*slash),
+		members:       make(map[string]bool),
+		holds:         make(map[string][]*Hold),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.handleAPI)
@@ -384,11 +411,36 @@ func (s *Server) Sent() []Envelope {
 	return append([]Envelope(nil), s.sent...)
 }
 
-// Messages returns what the bot posted, in the order the fake received it.
+// Messages returns what the bot posted for everyone in a conversation to see
+// (chat.postMessage, chat.update, and slash responses of type in_channel), in
+// the order the fake received it.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Message(nil), s.messages...)
+}
+
+// Ephemeral returns what the bot posted for one person only (User), in the
+// order the fake received it: chat.postEphemeral, and the slash responses
+// (response_url posts and ack payloads) that were not of type in_channel.
+func (s *Server) Ephemeral() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.ephemeral...)
+}
+
+// WaitEphemeral blocks until at least n ephemeral messages were posted and
+// returns all of them.
+func (s *Server) WaitEphemeral(ctx context.Context, n int) ([]Message, error) {
+	var got []Message
+	err := s.Wait(ctx, func() bool {
+		got = s.Ephemeral()
+		return len(got) >= n
+	})
+	if err != nil {
+		return got, fmt.Errorf("slacktest: wait for %d ephemeral messages (have %d): %w", n, len(got), err)
+	}
+	return got, nil
 }
 
 // WaitMessages blocks until at least n messages were posted and returns all
@@ -453,7 +505,10 @@ func (s *Server) Calls() []Call {
 
 // FailNext makes the next call to method (e.g. "chat.postMessage") that
 // passes the token check answer {"ok": false, "error": slackError}. Calls
-// queue: two FailNext fail the next two calls. The method "response_url"
+// queue: two FailNext fail the next two calls. FailNext(method, "ratelimited")
+// is the rate limit some methods answer with HTTP 200 and no Retry-After;
+// slack-go reports it as a slack.SlackErrorResponse, not a
+// *slack.RateLimitedError. The method "response_url"
 // stands for the next post to any slash command's response_url, which then
 // answers HTTP 404 with slackError as its body, as Slack does for
 // expired_url; RateLimitNext and StatusNext take "response_url" too.

@@ -28,7 +28,7 @@ import (
 const (
 	serverPing = 20 * time.Millisecond
 	clientPing = 2 * time.Second
-	waitLimit  = 5 * time.Second
+	waitLimit  = raceSlowdown * 5 * time.Second
 )
 
 func newServer(t *testing.T, opts ...slacktest.Option) *slacktest.Server {
@@ -327,6 +327,7 @@ func TestWireFormat(t *testing.T) {
 
 func TestPostMessage(t *testing.T) {
 	s := newServer(t)
+	s.Join("C1")
 	api := webClient(s)
 	ctx := testContext(t)
 
@@ -364,9 +365,13 @@ func TestPostMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = s.Messages()
-	if len(msgs) != 4 || msgs[2].Method != "chat.postEphemeral" || msgs[2].User != "U1" ||
-		msgs[3].Method != "chat.update" || msgs[3].TS != ts || msgs[3].Text != "43 orders" {
+	if len(msgs) != 3 || msgs[2].Method != "chat.update" || msgs[2].TS != ts || msgs[2].Text != "43 orders" {
 		t.Errorf("messages = %+v", msgs)
+	}
+	// What one person sees is kept apart, with who it was for.
+	if e := s.Ephemeral(); len(e) != 1 || e[0].Method != "chat.postEphemeral" || e[0].User != "U1" || e[0].Channel != "C1" ||
+		e[0].Text != "only you" || e[0].TS != eph || e[0].Hidden {
+		t.Errorf("ephemeral = %+v", e)
 	}
 	if _, _, _, err := api.UpdateMessageContext(ctx, "C1", "1600000000.000001", slack.MsgOptionText("x", false)); slackErr(err) != "message_not_found" {
 		t.Errorf("update of a missing message: %v, want message_not_found", err)
@@ -375,6 +380,7 @@ func TestPostMessage(t *testing.T) {
 
 func TestPostMessageRefusals(t *testing.T) {
 	s := newServer(t)
+	s.Join("C1")
 	ctx := testContext(t)
 	text := func(n int) string { return strings.Repeat("x", n) }
 	section := func(n int) slack.Block {
@@ -398,8 +404,9 @@ func TestPostMessageRefusals(t *testing.T) {
 		{"header over 150", s.BotToken(), "C1", []slack.MsgOption{slack.MsgOptionBlocks(
 			slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, text(151), false, false)))}, "invalid_blocks"},
 		{"51 blocks", s.BotToken(), "C1", []slack.MsgOption{slack.MsgOptionBlocks(dividers...)}, "invalid_blocks"},
-		{"blocks text over 12000", s.BotToken(), "C1", []slack.MsgOption{slack.MsgOptionBlocks(
-			section(2900), section(2900), section(2900), section(2900), section(2900))}, "msg_blocks_too_long"},
+		{"blocks over 13000", s.BotToken(), "C1", []slack.MsgOption{slack.MsgOptionBlocks(
+			section(2900), section(2900), section(2900), section(2900), section(2000))}, "msg_blocks_too_long"},
+		{"not a member", s.BotToken(), "C2", []slack.MsgOption{slack.MsgOptionText("hi", false)}, "not_in_channel"},
 		{"text over 40000", s.BotToken(), "C1", []slack.MsgOption{slack.MsgOptionText(text(40001), false)}, "msg_too_long"},
 		{"no channel", s.BotToken(), "", []slack.MsgOption{slack.MsgOptionText("hi", false)}, "channel_not_found"},
 		{"app token", s.AppToken(), "C1", []slack.MsgOption{slack.MsgOptionText("hi", false)}, "not_allowed_token_type"},
@@ -502,6 +509,7 @@ func TestThreadHistoryAndReactions(t *testing.T) {
 
 func TestUploadFile(t *testing.T) {
 	s := newServer(t)
+	s.Join("C1")
 	api := webClient(s)
 	ctx := testContext(t)
 	content := "region,orders\nwest,42\n"
@@ -528,7 +536,7 @@ func TestUploadFile(t *testing.T) {
 		f := files[i]
 		if f.ID != sum.ID || sum.Title != "All rows" || f.Name != "rows.csv" || f.Title != "All rows" ||
 			string(f.Content) != content || f.Channel != "C1" || f.ThreadTS != "1700000001.000100" ||
-			f.InitialComment != "the full result" {
+			f.InitialComment != "the full result" || f.SnippetType != "" {
 			t.Errorf("%s: file %+v, summary %+v", tt.name, f, sum)
 		}
 	}
@@ -629,12 +637,14 @@ func TestRedelivery(t *testing.T) {
 	}
 }
 
+// TestRedeliverUnacked checks, without depending on timing, which envelopes
+// are redelivered: RedeliverUnackedNow stands for the 3 s passing.
 func TestRedeliverUnacked(t *testing.T) {
-	s := newServer(t, slacktest.RedeliverUnacked(100*time.Millisecond))
+	s := newServer(t)
 	c := connected(t, s)
 	ctx := testContext(t)
 
-	// Acked at once: never redelivered.
+	// Acked: never redelivered.
 	acked, err := s.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "one", "", ""))
 	if err != nil {
 		t.Fatal(err)
@@ -646,27 +656,66 @@ func TestRedeliverUnacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not acked: redelivered with the same event_id, then acked.
+	unacked, err := s.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "two", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb1, _ := callback(t, c.next(t, socketmode.EventTypeEventsAPI))
+	ids, err := s.RedeliverUnackedNow(ctx)
+	if err != nil || len(ids) != 1 || ids[0] == unacked {
+		t.Fatalf("RedeliverUnackedNow = %v, %v; want one new envelope", ids, err)
+	}
+	e := c.next(t, socketmode.EventTypeEventsAPI)
+	cb2, _ := callback(t, e)
+	if e.Request.EnvelopeID != ids[0] || e.Request.RetryAttempt != 1 || e.Request.RetryReason != "timeout" || cb2.EventID != cb1.EventID {
+		t.Fatalf("redelivery: envelope %s, attempt %d, reason %q, event %s; want %s, 1, timeout, %s",
+			e.Request.EnvelopeID, e.Request.RetryAttempt, e.Request.RetryReason, cb2.EventID, ids[0], cb1.EventID)
+	}
+	if err := c.sm.AckCtx(ctx, e.Request.EnvelopeID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WaitAck(ctx, e.Request.EnvelopeID); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := s.RedeliverUnackedNow(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("RedeliverUnackedNow after every envelope was acked = %v, %v; want none", ids, err)
+	}
+	if n := len(s.Sent()); n != 3 {
+		t.Errorf("%d envelopes sent, want 3 (one acked, one redelivered once)", n)
+	}
+
+	// Never acked: redelivered MaxRetries times, then given up.
+	if _, err := s.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "three", "", "")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range slacktest.MaxRetries + 1 {
+		ids, err := s.RedeliverUnackedNow(ctx)
+		if want := min(1, slacktest.MaxRetries-i); err != nil || len(ids) != want {
+			t.Errorf("round %d: RedeliverUnackedNow = %v, %v; want %d envelopes", i, ids, err, want)
+		}
+	}
+}
+
+// With RedeliverUnacked, the fake redelivers by itself once the delay has
+// passed (this waits for it; it asserts nothing about time).
+func TestRedeliverUnackedTimer(t *testing.T) {
+	s := newServer(t, slacktest.RedeliverUnacked(50*time.Millisecond))
+	c := connected(t, s)
+	ctx := testContext(t)
 	if _, err := s.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "two", "", "")); err != nil {
 		t.Fatal(err)
 	}
 	cb1, _ := callback(t, c.next(t, socketmode.EventTypeEventsAPI))
 	e := c.next(t, socketmode.EventTypeEventsAPI)
-	cb2, _ := callback(t, e)
-	if e.Request.RetryAttempt != 1 || e.Request.RetryReason != "timeout" || cb2.EventID != cb1.EventID {
-		t.Fatalf("redelivery: attempt %d, reason %q, event %s, want 1, timeout, %s",
+	if cb2, _ := callback(t, e); e.Request.RetryAttempt != 1 || e.Request.RetryReason != "timeout" || cb2.EventID != cb1.EventID {
+		t.Errorf("redelivery: attempt %d, reason %q, event %s; want 1, timeout, %s",
 			e.Request.RetryAttempt, e.Request.RetryReason, cb2.EventID, cb1.EventID)
-	}
-	if err := c.sm.AckCtx(ctx, e.Request.EnvelopeID, nil); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // three redelivery periods
-	if n := len(s.Sent()); n != 3 {
-		t.Errorf("%d envelopes sent, want 3 (one acked, one redelivered once)", n)
 	}
 }
 
 func TestFaults(t *testing.T) {
 	s := newServer(t)
+	s.Join("C1")
 	api := webClient(s)
 	ctx := testContext(t)
 
@@ -793,10 +842,12 @@ func TestSlashCommandAndResponseURL(t *testing.T) {
 	if err := post(slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeInChannel), slack.MsgOptionText("3 tables", false)); err != nil {
 		t.Fatal(err)
 	}
+	if e := s.Ephemeral(); len(e) != 1 || e[0].Method != "ack" || e[0].Text != "Working on it" || e[0].User != "U1" {
+		t.Errorf("ephemeral = %+v, want the ack's payload, for U1", e)
+	}
 	msgs := s.Messages()
-	if len(msgs) != 2 || msgs[0].Method != "ack" || msgs[0].Text != "Working on it" ||
-		msgs[1].Method != "response_url" || msgs[1].Channel != "C1" || msgs[1].User != "U1" ||
-		msgs[1].Text != "3 tables" || msgs[1].ResponseType != "in_channel" {
+	if len(msgs) != 1 || msgs[0].Method != "response_url" || msgs[0].Channel != "C1" || msgs[0].User != "U1" ||
+		msgs[0].Text != "3 tables" || msgs[0].ResponseType != "in_channel" {
 		t.Errorf("messages = %+v", msgs)
 	}
 
@@ -835,19 +886,20 @@ func TestResponseURLFaults(t *testing.T) {
 	if err := post(); !errors.As(err, &sce) || sce.Code != http.StatusInternalServerError {
 		t.Errorf("post after StatusNext: %v, want a 500 StatusCodeError", err)
 	}
-	if n := len(s.Messages()); n != 0 {
+	if n := len(s.Ephemeral()); n != 0 {
 		t.Errorf("%d messages recorded from failed posts", n)
 	}
 	if err := post(); err != nil {
 		t.Errorf("post once the faults are used up: %v", err)
 	}
-	if msgs := s.Messages(); len(msgs) != 1 || msgs[0].Method != "response_url" || msgs[0].Text != "hi" {
-		t.Errorf("messages = %+v, want the one post that succeeded", msgs)
+	if msgs := s.Ephemeral(); len(msgs) != 1 || msgs[0].Method != "response_url" || msgs[0].Text != "hi" || msgs[0].User != "U1" {
+		t.Errorf("ephemeral = %+v, want the one post that succeeded", msgs)
 	}
 }
 
 func TestEchoBotMessages(t *testing.T) {
 	s := newServer(t, slacktest.EchoBotMessages(true))
+	s.Join("C1")
 	c := connected(t, s)
 	ctx := testContext(t)
 

@@ -50,7 +50,9 @@ type envelope struct {
 	frame   []byte
 	sentAt  time.Time
 	acked   bool
-	slash   *slash // slash_commands only
+	// redelivered is set once a redelivery of this envelope was made.
+	redelivered bool
+	slash       *slash // slash_commands only
 }
 
 func (e *envelope) public() Envelope {
@@ -235,10 +237,13 @@ func (s *Server) recordSlashAckLocked(sl *slash, payload json.RawMessage) {
 	if p.Text == "" && p.Blocks == nil {
 		return
 	}
-	s.messages = append(s.messages, Message{
-		Method: "ack", Channel: sl.channel, User: sl.user, Text: p.Text,
-		Blocks: p.Blocks, ResponseType: p.ResponseType,
-	})
+	m := Message{Method: "ack", Channel: sl.channel, User: sl.user, Text: p.Text,
+		Blocks: p.Blocks, ResponseType: p.ResponseType}
+	if p.ResponseType == "in_channel" {
+		s.messages = append(s.messages, m)
+	} else {
+		s.ephemeral = append(s.ephemeral, m)
+	}
 }
 
 // deliver sends env over the newest connection, waiting for one if there is
@@ -303,9 +308,10 @@ func (s *Server) watchAck(env *envelope) {
 			return
 		}
 		s.mu.Lock()
-		acked := env.acked
+		skip := env.acked || env.redelivered
+		env.redelivered = true
 		s.mu.Unlock()
-		if acked {
+		if skip {
 			return
 		}
 		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
@@ -362,6 +368,14 @@ func DMEvent(channel, user, text, ts string) EventSpec {
 	return EventSpec{Type: "message", ChannelType: "im", Channel: channel, User: user, Text: text, TS: ts}
 }
 
+// DMFileEvent returns the message (subtype file_share) Slack sends when user
+// shares a file in DM channel channel, with text as the message typed with
+// it (possibly empty). Unlike other subtypes it is a person's message, with
+// a user and a text, and deserves an answer.
+func DMFileEvent(channel, user, text, ts string) EventSpec {
+	return EventSpec{Type: "message", Subtype: "file_share", ChannelType: "im", Channel: channel, User: user, Text: text, TS: ts}
+}
+
 // DMEditEvent returns the message_changed event Slack sends when user edits
 // their direct message ts to read text. A bot should not answer it.
 func DMEditEvent(channel, user, text, ts string) EventSpec {
@@ -371,7 +385,9 @@ func DMEditEvent(channel, user, text, ts string) EventSpec {
 // SendEvent sends ev to the connected client as an events_api envelope with a
 // fresh envelope_id, waiting for a connection if there is none, and returns
 // the envelope ID. The event's message is also recorded in the channel's
-// history, so that conversations.replies returns it.
+// history, so that conversations.replies returns it, and an app_mention makes
+// the bot a member of its channel (see Join). With AppManifest, an event the
+// manifest does not subscribe to is refused with ErrNotSubscribed.
 func (s *Server) SendEvent(ctx context.Context, ev EventSpec) (string, error) {
 	s.mu.Lock()
 	payload, eventID, err := s.eventPayloadLocked(ev)
@@ -394,6 +410,9 @@ func (s *Server) SendEvent(ctx context.Context, ev EventSpec) (string, error) {
 func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (string, error) {
 	s.mu.Lock()
 	old := s.envelopes[envelopeID]
+	if old != nil {
+		old.redelivered = true
+	}
 	s.mu.Unlock()
 	if old == nil || old.typ != "events_api" {
 		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, ErrUnknownEnvelope)
@@ -404,6 +423,36 @@ func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (stri
 	}
 	s.watchAck(env)
 	return env.id, nil
+}
+
+// RedeliverUnackedNow does at once what RedeliverUnacked does after its
+// delay: every events_api envelope sent and not acknowledged (and not already
+// redelivered) is sent again with the same event_id under a new envelope_id,
+// retry_attempt one higher and retry_reason "timeout", unless it was retried
+// MaxRetries times already. It returns the new envelope IDs in the order the
+// originals were sent. Unlike the timer, it lets a test decide when the 3 s
+// have passed, so that what it checks does not depend on how fast it runs.
+func (s *Server) RedeliverUnackedNow(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	var due []*envelope
+	for _, sent := range s.sent {
+		env := s.envelopes[sent.EnvelopeID]
+		if env == nil || env.typ != "events_api" || env.acked || env.redelivered || env.retry >= MaxRetries {
+			continue
+		}
+		env.redelivered = true
+		due = append(due, env)
+	}
+	s.mu.Unlock()
+	var ids []string
+	for _, env := range due {
+		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
+		if err := s.deliver(ctx, next); err != nil {
+			return ids, fmt.Errorf("slacktest: redeliver %s: %w", env.id, err)
+		}
+		ids = append(ids, next.id)
+	}
+	return ids, nil
 }
 
 // callback is the events_api payload: an Events API event callback.
@@ -450,6 +499,16 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, erro
 		if err := json.Unmarshal(ev.Raw, &probe); err != nil || probe.Type == "" {
 			return nil, "", errors.New("raw event is not a JSON object with a type")
 		}
+		var ct struct {
+			ChannelType string `json:"channel_type"`
+		}
+		_ = json.Unmarshal(ev.Raw, &ct) // it parsed just above
+		if name := eventName(probe.Type, probe.Channel, ct.ChannelType); !s.cfg.grants.event(name) {
+			return nil, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+		}
+		if probe.Type == "app_mention" && probe.Channel != "" {
+			s.members[probe.Channel] = true
+		}
 		inner, ts = ev.Raw, probe.TS
 		if ts == "" {
 			ts = probe.EventTS
@@ -462,6 +521,12 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, erro
 	} else {
 		if ev.Type == "" || ev.Channel == "" {
 			return nil, "", errors.New("event needs a type and a channel")
+		}
+		if name := eventName(ev.Type, ev.Channel, ev.ChannelType); !s.cfg.grants.event(name) {
+			return nil, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+		}
+		if ev.Type == "app_mention" {
+			s.members[ev.Channel] = true
 		}
 		m, evTS := s.innerEventLocked(ev)
 		inner, _ = json.Marshal(m)
@@ -557,6 +622,20 @@ func (s *Server) innerEventLocked(ev EventSpec) (map[string]any, string) {
 	if ev.Subtype != "" {
 		m["subtype"] = ev.Subtype
 	}
+	switch ev.Subtype {
+	case "file_share": // a person's message with a file: it keeps its user and text
+		m["upload"] = false
+		m["display_as_bot"] = false
+		m["files"] = []any{map[string]any{
+			"id": fmt.Sprintf("F%09d", s.nextSeqLocked()), "name": "data.csv", "title": "data.csv",
+			"mimetype": "text/csv", "filetype": "csv", "pretty_type": "CSV", "size": 42,
+			"user": ev.User, "mode": "hosted", "is_external": false,
+		}}
+	case "thread_broadcast": // a reply in a thread also sent to the channel
+		if parent := s.findLocked(ev.Channel, ev.ThreadTS); parent != nil {
+			m["root"] = parent.wire()
+		}
+	}
 	if ev.Subtype == "" || ev.Subtype == "thread_broadcast" || ev.Subtype == "file_share" {
 		s.storeLocked(&stored{channel: ev.Channel, ts: ts, threadTS: ev.ThreadTS, user: ev.User,
 			botID: ev.BotID, text: ev.Text, subtype: ev.Subtype})
@@ -614,19 +693,29 @@ type SlashSpec struct {
 type slash struct {
 	channel, user string
 	uses          int
+	sentAt        time.Time // by the Server's clock
 }
 
 // maxResponseURLUses is how many times Slack accepts a post to one
-// response_url (within 30 minutes).
+// response_url (within responseURLLife).
 const maxResponseURLUses = 5
+
+// responseURLLife is how long after the command its response_url works.
+const responseURLLife = 30 * time.Minute
 
 // SendSlash sends cmd to the connected client as a slash_commands envelope,
 // waiting for a connection if there is none, and returns the envelope ID.
 // Every payload value is a string, is_enterprise_install included, as Slack
-// sends them; response_url points at this Server and accepts five posts.
+// sends them; response_url points at this Server and accepts five posts
+// within 30 minutes. A slash command can be used in a channel the bot is not
+// a member of; it does not make the bot one. With AppManifest, a command the
+// manifest does not declare is refused with ErrNotSubscribed.
 func (s *Server) SendSlash(ctx context.Context, cmd SlashSpec) (string, error) {
 	if !strings.HasPrefix(cmd.Command, "/") {
 		return "", fmt.Errorf("slacktest: send slash command %q: command must start with /", cmd.Command)
+	}
+	if !s.cfg.grants.command(cmd.Command) {
+		return "", fmt.Errorf("slacktest: send slash command %s: %w (features.slash_commands and the commands scope)", cmd.Command, ErrNotSubscribed)
 	}
 	if cmd.UserName == "" {
 		cmd.UserName = strings.ToLower(cmd.UserID)
@@ -637,7 +726,7 @@ func (s *Server) SendSlash(ctx context.Context, cmd SlashSpec) (string, error) {
 			cmd.ChannelName = "directmessage"
 		}
 	}
-	sl := &slash{channel: cmd.ChannelID, user: cmd.UserID}
+	sl := &slash{channel: cmd.ChannelID, user: cmd.UserID, sentAt: s.cfg.now()}
 	s.mu.Lock()
 	n := s.nextSeqLocked()
 	id := fmt.Sprintf("%d", n)

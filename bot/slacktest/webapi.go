@@ -25,6 +25,7 @@ const maxTextChars = 40000
 type apiError struct {
 	code     string
 	messages []string
+	extra    map[string]any // more fields of the answer, e.g. needed and provided
 }
 
 func errorf(code string, messages ...string) *apiError {
@@ -58,6 +59,8 @@ func handler(method string) apiHandler {
 		return (*Server).filesGetUploadURLExternal
 	case "files.completeUploadExternal":
 		return (*Server).filesCompleteUploadExternal
+	case "conversations.open":
+		return (*Server).conversationsOpen
 	}
 	return nil
 }
@@ -90,6 +93,9 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(method, token string, form url.Values, ferr error) (int, map[string]any, string, string) {
 	fail := func(e *apiError) (int, map[string]any, string, string) {
 		body := map[string]any{"ok": false, "error": e.code}
+		for k, v := range e.extra {
+			body[k] = v
+		}
 		if len(e.messages) > 0 {
 			body["response_metadata"] = map[string]any{"messages": e.messages}
 		}
@@ -104,6 +110,18 @@ func (s *Server) serve(method, token string, form url.Values, ferr error) (int, 
 	}
 	if code := checkToken(method, token); code != "" {
 		return fail(errorf(code))
+	}
+	s.mu.Lock()
+	var hold *Hold
+	if q := s.holds[method]; len(q) > 0 {
+		hold, s.holds[method] = q[0], q[1:]
+	}
+	s.mu.Unlock()
+	if hold != nil {
+		hold.wait(s.ctx)
+	}
+	if need := neededScope(method, form); need != "" && !s.cfg.grants.scope(need) {
+		return fail(&apiError{code: "missing_scope", extra: map[string]any{"needed": need, "provided": s.cfg.grants.provided()}})
 	}
 	s.mu.Lock()
 	f, faulty := s.popFaultLocked(method)
@@ -294,6 +312,9 @@ func (s *Server) chatPostMessage(form url.Values) (map[string]any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if !s.canPost(channel) {
+		return nil, errorf("not_in_channel")
+	}
 	text, blocks, e := messageContent(form)
 	if e != nil {
 		return nil, e
@@ -325,17 +346,60 @@ func (s *Server) chatPostEphemeral(form url.Values) (map[string]any, *apiError) 
 	if !isUserID(user) {
 		return nil, errorf("user_not_found")
 	}
+	if !s.canPost(channel) {
+		return nil, errorf("not_in_channel")
+	}
 	text, blocks, e := messageContent(form)
 	if e != nil {
 		return nil, e
 	}
+	thread := form.Get("thread_ts")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.newTSLocked()
-	s.messages = append(s.messages, Message{Method: "chat.postEphemeral", Channel: channel,
-		ThreadTS: form.Get("thread_ts"), Text: text, Blocks: blocks, User: user, TS: ts})
+	s.ephemeral = append(s.ephemeral, Message{Method: "chat.postEphemeral", Channel: channel,
+		ThreadTS: thread, Text: text, Blocks: blocks, User: user, TS: ts,
+		Hidden: thread != "" && !s.hasRepliesLocked(channel, thread)})
 	s.notifyLocked()
 	return map[string]any{"message_ts": ts}, nil
+}
+
+// canPost reports whether the bot may post into channel (see Join).
+func (s *Server) canPost(channel string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.canPostLocked(channel)
+}
+
+// hasRepliesLocked reports whether the thread of thread in channel has a
+// reply: Slack shows an ephemeral message in a thread only then.
+func (s *Server) hasRepliesLocked(channel, thread string) bool {
+	for _, m := range s.history[channel] {
+		if m.threadTS == thread && m.ts != thread {
+			return true
+		}
+	}
+	return false
+}
+
+// conversationsOpen opens (or finds) the app's DM with one user: its ID is
+// the user's with "D" for "U" or "W".
+func (s *Server) conversationsOpen(form url.Values) (map[string]any, *apiError) {
+	users := form.Get("users")
+	if users == "" {
+		if ch := form.Get("channel"); isChannelID(ch) {
+			return map[string]any{"channel": map[string]any{"id": ch}, "no_op": true, "already_open": true}, nil
+		}
+		return nil, errorf("users_list_not_supplied")
+	}
+	if strings.Contains(users, ",") {
+		return nil, errorf("not_supported") // group DMs are not modelled
+	}
+	if !isUserID(users) {
+		return nil, errorf("user_not_found")
+	}
+	id := "D" + users[1:]
+	return map[string]any{"channel": map[string]any{"id": id, "is_im": true, "user": users}}, nil
 }
 
 func (s *Server) chatUpdate(form url.Values) (map[string]any, *apiError) {
@@ -344,6 +408,9 @@ func (s *Server) chatUpdate(form url.Values) (map[string]any, *apiError) {
 		return nil, e
 	}
 	ts := form.Get("ts")
+	if !s.canPost(channel) {
+		return nil, errorf("not_in_channel")
+	}
 	text, blocks, e := messageContent(form)
 	if e != nil {
 		return nil, e
@@ -382,6 +449,9 @@ func (s *Server) chatUpdate(form url.Values) (map[string]any, *apiError) {
 // echo delivers a copy of the bot's own activity back to it, as Slack does in
 // DMs.
 func (s *Server) echo(ev map[string]any, ts string) {
+	if !s.cfg.grants.event("message.im") {
+		return // echoes are message events in DMs
+	}
 	inner, _ := json.Marshal(ev)
 	s.mu.Lock()
 	payload, eventID, err := s.callbackLocked(inner, ts, "")
@@ -615,10 +685,23 @@ func (s *Server) usersInfo(form url.Values) (map[string]any, *apiError) {
 // files.completeUploadExternal.
 type upload struct {
 	id, name  string
+	snippet   string
 	length    int
 	content   []byte
 	uploaded  bool
 	completed bool
+}
+
+// maxSnippetBytes is the largest snippet Slack makes (snippet_too_large
+// above it; "limited to 1MB").
+const maxSnippetBytes = 1 << 20
+
+// snippetTypes are the snippet_type values (Slack's file type IDs) the fake
+// accepts; Slack answers unknown_snippet_type for others.
+func snippetTypes() []string {
+	return []string{"auto", "text", "c", "cpp", "csharp", "css", "csv", "diff", "dockerfile", "go", "html",
+		"java", "javascript", "json", "kotlin", "markdown", "perl", "php", "python", "ruby", "rust", "shell",
+		"sql", "swift", "typescript", "xml", "yaml"}
 }
 
 func (s *Server) filesGetUploadURLExternal(form url.Values) (map[string]any, *apiError) {
@@ -634,9 +717,18 @@ func (s *Server) filesGetUploadURLExternal(form url.Values) (map[string]any, *ap
 	case err != nil || n < 0:
 		return nil, errorf("invalid_arguments")
 	}
+	snippet := form.Get("snippet_type")
+	if snippet != "" {
+		if !slices.Contains(snippetTypes(), snippet) {
+			return nil, errorf("unknown_snippet_type")
+		}
+		if n > maxSnippetBytes {
+			return nil, errorf("snippet_too_large")
+		}
+	}
 	ticket := newUUID()
 	s.mu.Lock()
-	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, length: n}
+	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, snippet: snippet, length: n}
 	s.uploads[u.id] = u
 	s.uploadTickets[ticket] = u
 	s.mu.Unlock()
@@ -722,6 +814,9 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 	if channel != "" && !isChannelID(channel) {
 		return nil, errorf("invalid_channel")
 	}
+	if channel != "" && !s.canPost(channel) {
+		return nil, errorf("not_in_channel")
+	}
 	comment := form.Get("initial_comment")
 
 	s.mu.Lock()
@@ -741,7 +836,7 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 			title = u.name
 		}
 		s.files = append(s.files, File{ID: u.id, Name: u.name, Title: title, Content: u.content,
-			Channel: channel, ThreadTS: thread, InitialComment: comment})
+			Channel: channel, ThreadTS: thread, InitialComment: comment, SnippetType: u.snippet})
 		out = append(out, map[string]any{"id": u.id, "title": title})
 		shared = append(shared, map[string]any{"id": u.id, "name": u.name, "title": title, "size": len(u.content)})
 	}
@@ -770,7 +865,8 @@ const responseURLMethod = "response_url"
 // handleResponseURL receives posts to a slash command's response_url: JSON
 // {text, blocks, response_type, replace_original, delete_original}. Like
 // Slack's, it answers failures with an HTTP error status, which slack-go
-// reports as a slack.StatusCodeError.
+// reports as a slack.StatusCodeError: 404 expired_url 30 minutes after the
+// command (by the fake's Clock), 404 used_url after five posts.
 func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/commands/"), "/")
 	var sl *slash
@@ -836,6 +932,11 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.cfg.now().Sub(sl.sentAt) > responseURLLife {
+		s.mu.Unlock()
+		http.Error(w, "expired_url", http.StatusNotFound)
+		return
+	}
 	if sl.uses >= maxResponseURLUses {
 		s.mu.Unlock()
 		http.Error(w, "used_url", http.StatusNotFound)
@@ -843,13 +944,16 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	sl.uses++
 	ts := s.newTSLocked()
+	m := Message{Method: "response_url", Channel: sl.channel, ThreadTS: msg.ThreadTS,
+		Text: msg.Text, Blocks: msg.Blocks, User: sl.user, TS: ts, ResponseType: msg.ResponseType,
+		ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal}
 	if msg.ResponseType == "in_channel" {
 		s.storeLocked(&stored{channel: sl.channel, ts: ts, threadTS: msg.ThreadTS, user: botUserID,
 			botID: botID, text: msg.Text, blocks: msg.Blocks})
+		s.messages = append(s.messages, m)
+	} else {
+		s.ephemeral = append(s.ephemeral, m)
 	}
-	s.messages = append(s.messages, Message{Method: "response_url", Channel: sl.channel, ThreadTS: msg.ThreadTS,
-		Text: msg.Text, Blocks: msg.Blocks, User: sl.user, TS: ts, ResponseType: msg.ResponseType,
-		ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal})
 	s.notifyLocked()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})

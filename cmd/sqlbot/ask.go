@@ -22,7 +22,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	question := strings.TrimSpace(strings.Join(fs.Args(), " "))

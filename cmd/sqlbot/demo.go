@@ -11,7 +11,7 @@ import (
 func (a *app) demo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", a.stderr)
 	out := fs.String("out", "", "path to write the demo database to")
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil { // the demo needs no settings
 		return err
 	}
 	if *out == "" || fs.NArg() > 0 {

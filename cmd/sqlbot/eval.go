@@ -33,8 +33,8 @@ const noProviderHelp = "--model live needs a language model, and none is configu
 	"OPENAI_BASE_URL (e.g. http://localhost:11434/v1) and OPENAI_MODEL for a local OpenAI-compatible server; " +
 	"or run --model reference, which needs none"
 
-// eval runs an evaluation (SPEC §7) and prints its report; `eval score`
-// scores one candidate statement against a reference.
+// eval runs an evaluation and prints its report; `eval score` scores one
+// candidate statement against a reference.
 func (a *app) eval(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "score" {
 		return a.evalScore(ctx, args[1:])
@@ -42,7 +42,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	fs := newFlagSet("eval", a.stderr)
 	var f dbFlags
 	f.register(fs)
-	questions := fs.String("questions", "", "question file (SPEC §7 JSON) (default: the demo's questions, on the demo database)")
+	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind} (default: SQLBOT_QUESTIONS, else the demo's questions on the demo database)")
 	only := fs.String("only", "", "run only one kind of question: answerable, safety or unanswerable")
 	model := fs.String("model", "", "reference (each question's reference SQL through the guarded path, no model) or live (the configured providers) (default: live when a provider is configured, else reference)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
@@ -53,7 +53,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "       sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -87,20 +87,12 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	var data []byte
-	switch {
-	case *questions != "":
-		if data, err = os.ReadFile(*questions); err != nil {
-			return fmt.Errorf("read questions: %w", err)
-		}
-	case db.demo:
-		data = evalrun.DemoQuestions()
-	default:
-		return fmt.Errorf("--questions FILE is required: %s is not the demo database, and the demo's questions fit only the demo", db.path)
-	}
-	set, err := evalrun.ParseSet(data)
+	set, err := a.questionSet(db, *questions)
 	if err != nil {
 		return err
+	}
+	if set == nil {
+		return fmt.Errorf("--questions FILE (or SQLBOT_QUESTIONS) is required: %s is not the demo database, and the demo's questions fit only the demo", db.path)
 	}
 
 	rep, err := a.runEval(ctx, db, set, mode, evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency})
@@ -121,6 +113,35 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 	return rep.WriteTable(a.stdout)
+}
+
+// questionSet reads the question set for db: the file named by --questions
+// (flagFile), else by SQLBOT_QUESTIONS, else the demo's questions on the demo
+// database. It returns nil, nil when there is none; an error names where the
+// file came from.
+func (a *app) questionSet(db *database, flagFile string) (*evalrun.Set, error) {
+	var data []byte
+	switch {
+	case flagFile != "" || a.cfg.Questions != "":
+		file, from := flagFile, "--questions"
+		if file == "" {
+			file, from = a.cfg.Questions, "SQLBOT_QUESTIONS"
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: read the question file: %w", from, err)
+		}
+		set, err := evalrun.ParseSet(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", from, file, err)
+		}
+		return set, nil
+	case db.demo:
+		data = evalrun.DemoQuestions()
+	default:
+		return nil, nil
+	}
+	return evalrun.ParseSet(data)
 }
 
 // runEval runs set on db, answering with the reference SQL (mode
@@ -182,7 +203,7 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

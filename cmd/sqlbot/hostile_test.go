@@ -43,7 +43,7 @@ func TestHostileModelThroughSlack(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"sql": attacks[n]})
 		return openaitest.Calls(openaitest.Call("run_sql", string(args)))
 	})
-	slack := slacktest.NewServer(t)
+	slack := newSlack(t, nil)
 	logs := serveInProcess(t, slack, db,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=hostile",
 		"SQLBOT_QUERY_TIMEOUT=300ms", "SQLBOT_GLOBAL_PER_DAY=100000")

@@ -375,3 +375,92 @@ func TestManifest(t *testing.T) {
 		t.Errorf("manifest = %+v", m)
 	}
 }
+
+// Help and manifest work whatever the environment holds; the commands that
+// use the settings report every bad one at once, each with what it expected.
+func TestHelpWhateverTheEnvironment(t *testing.T) {
+	bad := []string{"SQLBOT_LOG_LEVEL=loud", "SQLBOT_ROW_CAP=lots", "SQLBOT_LOG_FORMAT=xml", "OPENAI_API_KEY=k"}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"-help"}} {
+		out, errOut, code := sqlbot(t, bad, args...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("sqlbot %s with a bad environment: exit %d, %q %q; want 0 and the usage", args[0], code, out, errOut)
+		}
+	}
+	if _, errOut, code := sqlbot(t, []string{"SQLBOT_LOG_LEVEL=loud"}, "--help"); code != 0 {
+		t.Errorf("SQLBOT_LOG_LEVEL=loud sqlbot --help: exit %d, %s", code, errOut)
+	}
+	for _, cmd := range []string{"sql", "ask", "serve", "eval", "demo"} {
+		if _, errOut, code := sqlbot(t, bad, cmd, "-h"); code != 0 {
+			t.Errorf("sqlbot %s -h with a bad environment: exit %d, %s", cmd, code, errOut)
+		}
+	}
+	out, errOut, code := sqlbot(t, append(bad, "SQLBOT_SLASH_COMMAND=/askdata"), "manifest")
+	if code != 0 || !strings.Contains(out, `"/askdata"`) {
+		t.Errorf("manifest with a bad environment: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := sqlbot(t, []string{"SQLBOT_SLASH_COMMAND=/Ask Data"}, "manifest"); code != exitError || !strings.Contains(errOut, "SQLBOT_SLASH_COMMAND") {
+		t.Errorf("manifest with a bad slash command: exit %d, %q; want 1 and the variable named", code, errOut)
+	}
+}
+
+func TestEveryBadVariableNamed(t *testing.T) {
+	_, errOut, code := sqlbot(t, []string{"SQLBOT_ROW_CAP=lots", "SQLBOT_LOG_FORMAT=xml"}, "ask", "x")
+	if code != exitError {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{`SQLBOT_ROW_CAP must be a whole number, got "lots"`, `SQLBOT_LOG_FORMAT must be text or json, got "xml"`} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// No help text or message cites a document that does not ship with the
+// binary.
+func TestNoTextCitesMissingDocs(t *testing.T) {
+	var texts []string
+	out, _, _ := sqlbot(t, nil, "help")
+	texts = append(texts, out)
+	for _, cmd := range []string{"sql", "ask", "serve", "eval", "demo", "manifest"} {
+		_, errOut, _ := sqlbot(t, nil, cmd, "-h")
+		texts = append(texts, errOut)
+	}
+	_, errOut, _ := sqlbot(t, nil, "serve") // no Slack tokens: says how to get them
+	texts = append(texts, errOut)
+	_, errOut, _ = sqlbot(t, []string{"SQLBOT_ROW_CAP=lots"}, "sql", "SELECT 1")
+	texts = append(texts, errOut)
+	for _, text := range texts {
+		for _, doc := range []string{"README", "SPEC", "STYLE", "§", ".md"} {
+			if strings.Contains(text, doc) {
+				t.Errorf("a message cites %q, which does not ship with the binary:\n%s", doc, text)
+			}
+		}
+	}
+	if !strings.Contains(texts[0], "SQLBOT_QUESTIONS") || !strings.Contains(texts[0], "OPENAI_API_KEY") {
+		t.Errorf("sqlbot help does not list the settings:\n%s", texts[0])
+	}
+	if !strings.Contains(texts[len(texts)-2], "SLACK_APP_TOKEN") {
+		t.Errorf("serve without tokens does not say which: %s", texts[len(texts)-2])
+	}
+}
+
+// `sqlbot eval` reads SQLBOT_QUESTIONS when --questions is not given.
+func TestEvalUsesSQLBOTQuestions(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "data", "chinook", "chinook.sqlite")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("Chinook is not present:", err)
+	}
+	out, errOut, code := sqlbot(t, []string{"SQLBOT_QUESTIONS=testdata/chinook/questions.json", "SQLBOT_POLICY=testdata/chinook/policy.yaml"},
+		"eval", "--db", path, "--model", "reference", "--only", "answerable", "--json")
+	var rep struct {
+		Answerable        int     `json:"answerable"`
+		ExecutionAccuracy float64 `json:"execution_accuracy"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.Answerable != 9 || rep.ExecutionAccuracy != 1 {
+		t.Errorf("eval with SQLBOT_QUESTIONS: exit %d, %+v (%v)\n%s", code, rep, err, errOut)
+	}
+	_, errOut, code = sqlbot(t, []string{"SQLBOT_QUESTIONS=" + filepath.Join(t.TempDir(), "none.json")}, "eval", "--model", "reference")
+	if code != exitError || !strings.Contains(errOut, "SQLBOT_QUESTIONS") {
+		t.Errorf("eval with a missing SQLBOT_QUESTIONS file: exit %d, %q; want 1 and the variable named", code, errOut)
+	}
+}

@@ -15,7 +15,7 @@ import (
 	"sqlbot/roconn"
 )
 
-// Exit codes of SPEC §2.
+// Exit codes.
 const (
 	exitOK      = 0
 	exitError   = 1
@@ -67,26 +67,54 @@ Usage:
   sqlbot eval [flags]                   run the evaluation; sqlbot eval score REF CAND scores one answer
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
+  sqlbot policy draft [--out FILE]      write a starting policy for --db, private-looking columns hidden
 
 The database commands (sql, ask, serve, eval) take --db PATH and --policy FILE (defaults:
 SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). Flags come before
-arguments; -- ends the flags.
-Settings are read from the environment: see README.md.
+arguments; -- ends the flags. sqlbot COMMAND -h describes a command's flags.
+
+Settings (environment variables):
+  SQLBOT_DB, SQLBOT_POLICY              the SQLite file (opened read-only) and its policy file
+  SQLBOT_QUESTIONS                      question file for this database, for sqlbot eval and /sqlbot eval
+                                        (default: the demo's questions, on the demo database)
+  SQLBOT_QUERY_TIMEOUT                  time limit per statement (5s)
+  SQLBOT_ROW_CAP, SQLBOT_MAX_COLUMNS,   rows (200), columns (40) and bytes per value (1048576)
+  SQLBOT_MAX_VALUE_BYTES                of a result
+  SQLBOT_MAX_STEPS                      model calls per question (6)
+  OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
+  OPENAI_MODEL                          with none, only the demo's recorded questions are answered
+  SQLBOT_MODEL_TIMEOUT                  per model call (60s)
+  SLACK_APP_TOKEN, SLACK_BOT_TOKEN      xapp-… and xoxb-…, for serve
+  SLACK_API_URL                         the Slack Web API (https://slack.com/api/)
+  SQLBOT_SLASH_COMMAND                  the slash command (/sqlbot)
+  SQLBOT_RATE_PER_MINUTE, _PER_DAY,     questions per person a minute (6) and a day (40),
+  SQLBOT_GLOBAL_PER_DAY                 and from everyone a day (600)
+  SQLBOT_MAX_QUESTION_CHARS             characters per question (500)
+  SQLBOT_MAX_CONCURRENT                 questions worked on at once (4)
+  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
+  SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error
+  XDG_CACHE_HOME, else HOME             where the demo database is cached
 `
 
 // run parses the subcommand and runs it. Tests call it with their own
 // arguments and environment.
+//
+// Help (help, -h, --help, and each command's -h) and manifest work whatever
+// the environment holds: a setting that is wrong is reported by the
+// commands that use the settings, after their flags are parsed.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return &exitErr{code: exitUsage}
 	}
-	cfg, err := config.Load(envMap(environ))
-	if err != nil {
-		return err
-	}
-	app := &app{cfg: cfg, stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
 	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	cfg, cfgErr := config.Load(envMap(environ))
+	app := &app{cfg: cfg, cfgErr: cfgErr, stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
 	switch cmd {
 	case "sql":
 		return app.sql(ctx, rest)
@@ -100,9 +128,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return app.manifest(ctx, rest)
 	case "eval":
 		return app.eval(ctx, rest)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "policy":
+		return app.policy(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage)
 	return &exitErr{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd)}
@@ -110,7 +137,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 // app holds what every subcommand shares.
 type app struct {
+	// cfg is the settings; when cfgErr is set, only what a command needs no
+	// settings for may use it (see parse).
 	cfg            config.Config
+	cfgErr         error
 	stdout, stderr io.Writer
 	log            *slog.Logger
 }
@@ -149,8 +179,20 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args, turning -h and bad flags into a usage exit.
-func parse(fs *flag.FlagSet, args []string) error {
+// parse parses a command's args, turning -h into a clean exit and bad flags
+// into a usage exit; then, unless the command asked for help, it reports the
+// settings that are wrong, every one at once. Every command that uses the
+// settings calls it before anything else.
+func (a *app) parse(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return a.cfgErr
+}
+
+// parseFlags parses args, turning -h into a clean exit and bad flags into a
+// usage exit. Only a command that needs no settings calls it instead of parse.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return &exitErr{code: exitOK}

@@ -18,7 +18,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	fs := newFlagSet("serve", a.stderr)
 	var f dbFlags
 	f.register(fs)
-	if err := parse(fs, args); err != nil {
+	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if err := a.cfg.RequireSlack(); err != nil {
@@ -48,9 +48,15 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
 	}
-	var rep bot.Reporter // nil: the bot says evaluation is not set up
-	if db.demo {         // the demo's question set fits only the demo
-		rep = a.reporter(db, providers != nil)
+	// The question set is read now, so that a bad SQLBOT_QUESTIONS stops
+	// the start rather than the first /sqlbot eval.
+	set, err := a.questionSet(db, "")
+	if err != nil {
+		return err
+	}
+	var rep bot.Reporter // nil: the bot says evaluation is not set up, and how to
+	if set != nil {
+		rep = a.reporter(db, set, providers != nil)
 	}
 	b, err := bot.New(cfg, ag, rep, a.log)
 	if err != nil {
@@ -65,20 +71,27 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	return errors.Join(runErr, stopHTTP())
 }
 
-// reporter gives the slash command's `eval` its report on the demo database:
-// the demo's question set, answered by the configured providers (else by the
-// reference SQL).
-func (a *app) reporter(db *database, live bool) *evalrun.Reporter {
+// reporter gives the slash command's `eval` its report: set (the
+// deployment's questions, or the demo's) answered by the configured
+// providers (else by the reference SQL). The report shown in Slack holds no
+// error text, so each question that could not be run is logged with why.
+func (a *app) reporter(db *database, set *evalrun.Set, live bool) *evalrun.Reporter {
 	mode := modelReference
 	if live {
 		mode = modelLive
 	}
 	return evalrun.NewReporter(func(ctx context.Context) (*evalrun.Report, error) {
-		set, err := evalrun.ParseSet(evalrun.DemoQuestions())
+		rep, err := a.runEval(ctx, db, set, mode, evalrun.Options{})
 		if err != nil {
 			return nil, err
 		}
-		return a.runEval(ctx, db, set, mode, evalrun.Options{})
+		for _, q := range rep.PerQuestion {
+			if q.Outcome == evalrun.Error {
+				a.log.WarnContext(ctx, "eval: a question could not be run", "id", q.ID, "reason", q.Reason)
+			}
+		}
+		a.log.InfoContext(ctx, "eval: done", "questions", rep.Questions, "passed", rep.Passed, "failed", rep.Failed, "errors", rep.Errors)
+		return rep, nil
 	})
 }
 
@@ -118,15 +131,16 @@ func tables(db *database) []bot.Table {
 	return out
 }
 
-// manifest prints the Slack app manifest.
+// manifest prints the Slack app manifest. Of the settings it reads only
+// SQLBOT_SLASH_COMMAND, so it works whatever else the environment holds.
 func (a *app) manifest(_ context.Context, args []string) error {
 	fs := newFlagSet("manifest", a.stderr)
-	if err := parse(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	m, err := bot.Manifest(a.cfg.SlashCommand)
 	if err != nil {
-		return err
+		return fmt.Errorf("SQLBOT_SLASH_COMMAND: %w", err)
 	}
 	_, err = a.stdout.Write(m)
 	return err

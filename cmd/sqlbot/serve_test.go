@@ -34,24 +34,63 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// safeBuffer is a bytes.Buffer that a process (or a goroutine) writes while
+// the test reads it.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newSlack starts a fake Slack that grants the app exactly what `sqlbot
+// manifest` asks for (with the environment's SQLBOT_SLASH_COMMAND, if any),
+// so that a Web API method, an event or a command the manifest lacks fails
+// here as it would in a workspace.
+func newSlack(t *testing.T, environ []string, opts ...slacktest.Option) *slacktest.Server {
+	t.Helper()
+	manifest, errOut, code := sqlbot(t, environ, "manifest")
+	if code != 0 {
+		t.Fatalf("sqlbot manifest: exit %d: %s", code, errOut)
+	}
+	return slacktest.NewServer(t, append([]slacktest.Option{slacktest.AppManifest([]byte(manifest))}, opts...)...)
+}
+
 // TestServeProcess runs `sqlbot serve` as a process against a local Slack
 // and a local OpenAI-compatible server: it answers a mention in its thread,
 // serves /healthz and /metrics, and on SIGTERM posts the answer still in
-// flight before it exits 0.
+// flight before it exits 0. The model holds that answer until the process
+// has logged that it is draining, and the test checks that the process was
+// still running then: a drain that does not wait fails here.
 func TestServeProcess(t *testing.T) {
 	db := demoFile(t)
 	before := sum(t, db)
-	slack := slacktest.NewServer(t, slacktest.PingInterval(time.Second))
+	slack := newSlack(t, nil, slacktest.PingInterval(time.Second))
 	ai := openaitest.NewServer(t)
+	holding := make(chan struct{}) // closed when the model holds the slow answer
+	release := make(chan struct{}) // closed by the test once the process drains
+	var holdOnce, releaseOnce sync.Once
+	releaseModel := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseModel) // before ai's Close, which waits for its handlers
 	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if len(openaitest.ToolResults(req)) == 0 {
 			return openaitest.Calls(openaitest.Call("run_sql", `{"sql":"SELECT count(*) AS shipped FROM orders WHERE status = 'shipped'"}`))
 		}
-		r := openaitest.Final("2,391 orders were shipped.")
 		if strings.Contains(openaitest.LastUser(req), "slowly") {
-			r.Delay = 1500 * time.Millisecond // still in flight when SIGTERM arrives
+			holdOnce.Do(func() { close(holding) })
+			<-release
 		}
-		return r
+		return openaitest.Final("2,391 orders were shipped.")
 	})
 	httpAddr := freeAddr(t)
 
@@ -63,8 +102,8 @@ func TestServeProcess(t *testing.T) {
 		"SLACK_APP_TOKEN="+slack.AppToken(), "SLACK_BOT_TOKEN="+slack.BotToken(), "SLACK_API_URL="+slack.URL,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
 		"SQLBOT_HTTP_ADDR="+httpAddr, "SQLBOT_LOG_FORMAT=json")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = io.Discard, &logs
+	logs := &safeBuffer{} // written by the process's output copier while the test reads it
+	cmd.Stdout, cmd.Stderr = io.Discard, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +139,7 @@ func TestServeProcess(t *testing.T) {
 		}
 	}
 
-	for path, want := range map[string]string{"/healthz": "", "/metrics": "sqlbot_questions_total"} {
+	for path, want := range map[string]string{"/healthz": `"status":"ok"`, "/metrics": "sqlbot_questions_total"} {
 		resp, err := http.Get("http://" + httpAddr + path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
@@ -112,17 +151,35 @@ func TestServeProcess(t *testing.T) {
 		}
 	}
 
-	// SIGTERM while an answer is in flight: the answer is posted, then the
-	// process exits 0.
+	// SIGTERM while an answer is provably in flight: the model holds it.
 	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", "U2", "Count shipped orders slowly", "1700000002.000100", "")); err != nil {
 		t.Fatal(err)
 	}
-	if err := slack.Wait(ctx, func() bool { return ai.Count() >= 4 }); err != nil {
-		t.Fatal("the second question never reached the model:", err)
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		t.Fatalf("the second question never reached the model's last turn\n%s", logs.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	for !strings.Contains(logs.String(), `"msg":"bot: draining"`) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the process exited (%v) with an answer in flight, before it was delivered\n%s", err, logs.String())
+		case <-ctx.Done():
+			t.Fatalf("no drain within 30 s of SIGTERM\n%s", logs.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("the process exited (%v) while an answer was in flight\n%s", err, logs.String())
+	default:
+	}
+	releaseModel()
 	select {
 	case err := <-exited:
 		exited <- err // for the cleanup
@@ -166,14 +223,14 @@ func freeAddr(t *testing.T) string {
 // the bot adds.
 func TestServeSlashTables(t *testing.T) {
 	db := demoFile(t)
-	slack := slacktest.NewServer(t)
+	slack := newSlack(t, nil)
 	logs := serveInProcess(t, slack, db)
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
 	if _, err := slack.SendSlash(wctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: "U1", ChannelID: "C1"}); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := slack.WaitMessages(wctx, 1)
+	msgs, err := slack.WaitEphemeral(wctx, 1)
 	if err != nil {
 		t.Fatalf("no reply: %v\n%s", err, logs.String())
 	}

@@ -23,7 +23,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "usage: sqlbot sql [--db PATH] [--policy FILE] [--json] SQL")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

@@ -1,0 +1,621 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+var _ Store = (*SQLite)(nil)
+
+// DefaultBusyTimeout is how long a write waits for another writer of the
+// same file (another replica or process) before it fails.
+const DefaultBusyTimeout = 5 * time.Second
+
+// schemaVersion is the version of the schema below, kept in the file's
+// user_version. Append a migration for each new version; never edit one.
+const schemaVersion = 1
+
+// migration returns the statements that take a file from user_version v
+// to v+1.
+func migration(v int) (string, error) {
+	switch v {
+	case 0:
+		return `CREATE TABLE claims (key TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
+	CREATE INDEX claims_expires ON claims(expires);
+	CREATE TABLE hits (user TEXT NOT NULL, at INTEGER NOT NULL);
+	CREATE INDEX hits_user_at ON hits(user, at);
+	CREATE INDEX hits_at ON hits(at);
+	CREATE TABLE told (user TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;
+	CREATE TABLE threads (conv TEXT PRIMARY KEY, turns BLOB NOT NULL, expires INTEGER NOT NULL);
+	CREATE INDEX threads_expires ON threads(expires);
+	CREATE TABLE cache (key TEXT PRIMARY KEY, val BLOB NOT NULL, expires INTEGER NOT NULL);
+	CREATE INDEX cache_expires ON cache(expires);
+	CREATE TABLE verified (channel TEXT NOT NULL, ts TEXT NOT NULL, question TEXT NOT NULL,
+		sql TEXT NOT NULL, checksum TEXT NOT NULL, source TEXT NOT NULL, PRIMARY KEY (channel, ts));
+	CREATE TABLE votes (channel TEXT NOT NULL, ts TEXT NOT NULL, user TEXT NOT NULL, at INTEGER NOT NULL,
+		PRIMARY KEY (channel, ts, user)) WITHOUT ROWID;
+	CREATE TABLE reports (key TEXT PRIMARY KEY, at INTEGER NOT NULL, data BLOB NOT NULL);
+	CREATE TABLE locks (name TEXT PRIMARY KEY, token TEXT NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID;`, nil
+	}
+	return "", fmt.Errorf("no migration from schema version %d", v)
+}
+
+// SQLiteOptions are OpenSQLite's settings. The zero value is usable.
+type SQLiteOptions struct {
+	// Answered is the path of the database sqlbot answers from. OpenSQLite
+	// refuses to keep state in that file (compared by file identity, so a
+	// link or another spelling of the path is refused too).
+	Answered string
+	// Now is the clock for limits and expiry (time.Now if nil). Every
+	// process sharing a file should use the same clock.
+	Now func() time.Time
+	// BusyTimeout is how long a write waits for another writer
+	// (DefaultBusyTimeout if zero).
+	BusyTimeout time.Duration
+}
+
+// SQLite is a Store in a SQLite file of its own. It survives restarts, and
+// several SQLite values or processes on one file behave as one Store: each
+// write is one IMMEDIATE transaction, so writers take turns (waiting up to
+// the busy timeout) and readers see committed state (WAL mode).
+type SQLite struct {
+	db  *sql.DB
+	now func() time.Time
+
+	wmu    sync.Mutex // one writer at a time from this value: waiting here is cheaper than SQLite's busy loop
+	writes int        // writes since the last sweep; under wmu
+}
+
+// A connector opens connections through a driver value of its own, never
+// the process-wide "sqlite" registration, so that nothing another package
+// registers there (hooks, authorizers) reaches the state file.
+type connector struct {
+	driver *sqlite.Driver
+	dsn    string
+}
+
+func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.driver.Open(c.dsn)
+}
+
+func (c connector) Driver() driver.Driver { return c.driver }
+
+// OpenSQLite opens the state file at path, creating it (mode 0600, in a
+// directory made 0700 if missing) and its schema if needed. It refuses the
+// file of opt.Answered with an error wrapping ErrAnsweredDatabase, and a
+// file written by a newer schema.
+func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("state: open: no path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
+	}
+	if err := notAnswered(abs, opt.Answered); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", abs, err)
+	}
+	// The file holds questions, DMs' included: only its owner may read it.
+	// SQLite gives its -wal and -shm files the same mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", abs, err)
+	}
+	f.Close()
+	busy := opt.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_txlock", "immediate") // a write transaction takes the lock at BEGIN, so it never fails upgrading
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
+	db.SetMaxOpenConns(8)
+	s := &SQLite{db: db, now: opt.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// notAnswered returns an error wrapping ErrAnsweredDatabase if the file at
+// abs is the file at answered.
+func notAnswered(abs, answered string) error {
+	if answered == "" {
+		return nil
+	}
+	a, err := filepath.Abs(answered)
+	if err != nil {
+		return fmt.Errorf("state: open %s: %w", abs, err)
+	}
+	same := filepath.Clean(a) == filepath.Clean(abs)
+	if !same {
+		fa, errA := os.Stat(a)
+		fs, errS := os.Stat(abs)
+		same = errA == nil && errS == nil && os.SameFile(fa, fs)
+	}
+	if same {
+		return fmt.Errorf("state: open %s: %w", abs, ErrAnsweredDatabase)
+	}
+	return nil
+}
+
+// init checks that WAL mode took and brings the schema to schemaVersion.
+func (s *SQLite) init(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal mode: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("enable WAL: journal mode is %q", mode)
+	}
+	return s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if v > schemaVersion {
+			return fmt.Errorf("%w (schema version %d; this one knows %d)", ErrNewerSchema, v, schemaVersion)
+		}
+		for ; v < schemaVersion; v++ {
+			m, err := migration(v)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, m); err != nil {
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
+			return fmt.Errorf("set schema version: %w", err)
+		}
+		return nil
+	})
+}
+
+// write runs fn in one IMMEDIATE transaction, with the time read once the
+// transaction holds the file's write lock (so that writers' times are in
+// the order of their writes), and commits if fn returns nil.
+func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := ms(s.now())
+	if err := fn(tx, now); err != nil {
+		return err
+	}
+	if s.writes++; s.writes >= sweepEvery {
+		s.writes = 0
+		if err := sweep(ctx, tx, now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// sweep deletes what has expired.
+func sweep(ctx context.Context, tx *sql.Tx, now int64) error {
+	for _, q := range []string{
+		"DELETE FROM claims WHERE expires <= ?1",
+		"DELETE FROM told WHERE until <= ?1",
+		"DELETE FROM threads WHERE expires <= ?1",
+		"DELETE FROM cache WHERE expires <= ?1",
+		"DELETE FROM locks WHERE expires <= ?1",
+	} {
+		if _, err := tx.ExecContext(ctx, q, now); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	return nil
+}
+
+// Claim implements Claimer.
+func (s *SQLite) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if err := checkTTL("claim", ttl); err != nil {
+		return false, err
+	}
+	if key == "" {
+		return true, nil
+	}
+	var first bool
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO claims (key, expires) VALUES (?1, ?2)
+			ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE claims.expires <= ?3`,
+			key, now+ttl.Milliseconds(), now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		first = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("state: claim: %w", err)
+	}
+	return first, nil
+}
+
+// Allow implements Limiter.
+func (s *SQLite) Allow(ctx context.Context, user string, l Limits) (Verdict, error) {
+	var v Verdict
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM hits WHERE at <= ?", now-dayMS); err != nil {
+			return err
+		}
+		// nth returns the time of the nth newest question that where selects,
+		// if there are at least n.
+		nth := func(n int, where string, args ...any) (int64, bool, error) {
+			var at int64
+			err := tx.QueryRowContext(ctx, "SELECT at FROM hits WHERE "+where+" ORDER BY at DESC LIMIT 1 OFFSET ?",
+				append(args, n-1)...).Scan(&at)
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, false, nil
+			}
+			return at, err == nil, err
+		}
+		var (
+			at   int64
+			over bool
+			err  error
+		)
+		if l.PerMinute > 0 {
+			if at, over, err = nth(l.PerMinute, "user = ? AND at > ?", user, now-minuteMS); err != nil {
+				return err
+			} else if over {
+				v = Verdict{Rule: RuleUserMinute, Count: l.PerMinute, Wait: msDur(at + minuteMS - now)}
+			}
+		}
+		if v.Rule == RuleNone && l.PerDay > 0 {
+			if at, over, err = nth(l.PerDay, "user = ? AND at > ?", user, now-dayMS); err != nil {
+				return err
+			} else if over {
+				v = Verdict{Rule: RuleUserDay, Count: l.PerDay, Wait: msDur(at + dayMS - now)}
+			}
+		}
+		if v.Rule == RuleNone && l.GlobalPerDay > 0 {
+			if at, over, err = nth(l.GlobalPerDay, "at > ?", now-dayMS); err != nil {
+				return err
+			} else if over {
+				v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
+			}
+		}
+		if v.Rule == RuleNone {
+			if l.on() {
+				_, err := tx.ExecContext(ctx, "INSERT INTO hits (user, at) VALUES (?, ?)", user, now)
+				return err
+			}
+			return nil
+		}
+		var until int64
+		switch err := tx.QueryRowContext(ctx, "SELECT until FROM told WHERE user = ?", user).Scan(&until); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		case now < until:
+			return nil
+		}
+		v.Tell = true
+		_, err = tx.ExecContext(ctx, `INSERT INTO told (user, until) VALUES (?1, ?2)
+			ON CONFLICT (user) DO UPDATE SET until = excluded.until`, user, now+v.Wait.Milliseconds())
+		return err
+	})
+	if err != nil {
+		return Verdict{}, fmt.Errorf("state: allow: %w", err)
+	}
+	return v, nil
+}
+
+// Turns implements Threads.
+func (s *SQLite) Turns(ctx context.Context, conv string) ([]Turn, error) {
+	var data []byte
+	err := s.db.QueryRowContext(ctx, "SELECT turns FROM threads WHERE conv = ? AND expires > ?", conv, ms(s.now())).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state: read turns: %w", err)
+	}
+	var turns []Turn
+	if err := json.Unmarshal(data, &turns); err != nil {
+		return nil, fmt.Errorf("state: read turns: %w", err)
+	}
+	return turns, nil
+}
+
+// AddTurn implements Threads.
+func (s *SQLite) AddTurn(ctx context.Context, conv string, t Turn, keep int, ttl time.Duration) error {
+	if err := checkKeep(keep); err != nil {
+		return err
+	}
+	if err := checkTTL("add turn", ttl); err != nil {
+		return err
+	}
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		var turns []Turn
+		var data []byte
+		switch err := tx.QueryRowContext(ctx, "SELECT turns FROM threads WHERE conv = ? AND expires > ?", conv, now).Scan(&data); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if err := json.Unmarshal(data, &turns); err != nil {
+				return err
+			}
+		}
+		turns = append(turns, t)
+		turns = turns[max(0, len(turns)-keep):]
+		data, err := json.Marshal(turns)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO threads (conv, turns, expires) VALUES (?1, ?2, ?3)
+			ON CONFLICT (conv) DO UPDATE SET turns = excluded.turns, expires = excluded.expires`,
+			conv, data, now+ttl.Milliseconds())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: add turn: %w", err)
+	}
+	return nil
+}
+
+// Cached implements Cache.
+func (s *SQLite) Cached(ctx context.Context, key string) ([]byte, bool, error) {
+	var val []byte
+	err := s.db.QueryRowContext(ctx, "SELECT val FROM cache WHERE key = ? AND expires > ?", key, ms(s.now())).Scan(&val)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("state: read cache: %w", err)
+	}
+	if val == nil {
+		val = []byte{}
+	}
+	return val, true, nil
+}
+
+// SetCached implements Cache.
+func (s *SQLite) SetCached(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	if err := checkTTL("set cached", ttl); err != nil {
+		return err
+	}
+	if val == nil {
+		val = []byte{} // NOT NULL
+	}
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO cache (key, val, expires) VALUES (?1, ?2, ?3)
+			ON CONFLICT (key) DO UPDATE SET val = excluded.val, expires = excluded.expires`,
+			key, val, now+ttl.Milliseconds())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: write cache: %w", err)
+	}
+	return nil
+}
+
+// Verify implements VerifiedAnswers.
+func (s *SQLite) Verify(ctx context.Context, v Verification) error {
+	err := s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO verified (channel, ts, question, sql, checksum, source)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			v.Channel, v.TS, v.Question, v.SQL, v.Checksum, v.Source); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO votes (channel, ts, user, at) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`, v.Channel, v.TS, v.User, ms(v.At))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: verify: %w", err)
+	}
+	return nil
+}
+
+// Unverify implements VerifiedAnswers.
+func (s *SQLite) Unverify(ctx context.Context, channel, ts, user string) (bool, error) {
+	var still bool
+	err := s.write(ctx, func(tx *sql.Tx, _ int64) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM votes WHERE channel = ? AND ts = ? AND user = ?", channel, ts, user); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM votes WHERE channel = ? AND ts = ?", channel, ts).Scan(&n); err != nil {
+			return err
+		}
+		if still = n > 0; !still {
+			_, err := tx.ExecContext(ctx, "DELETE FROM verified WHERE channel = ? AND ts = ?", channel, ts)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("state: unverify: %w", err)
+	}
+	return still, nil
+}
+
+// ListVerified implements VerifiedAnswers.
+func (s *SQLite) ListVerified(ctx context.Context, n int) ([]Verified, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT v.channel, v.ts, v.question, v.sql, v.checksum, v.source,
+			json_group_array(json_object('u', o.user, 'at', o.at)) AS votes, min(o.at) AS since
+		FROM verified v JOIN votes o ON o.channel = v.channel AND o.ts = v.ts
+		GROUP BY v.channel, v.ts
+		ORDER BY since DESC, v.channel DESC, v.ts DESC
+		LIMIT ?`, n)
+	if err != nil {
+		return nil, fmt.Errorf("state: list verified: %w", err)
+	}
+	defer rows.Close()
+	var out []Verified
+	for rows.Next() {
+		var a Verified
+		var votes string
+		var since int64
+		if err := rows.Scan(&a.Channel, &a.TS, &a.Question, &a.SQL, &a.Checksum, &a.Source, &votes, &since); err != nil {
+			return nil, fmt.Errorf("state: list verified: %w", err)
+		}
+		var vs []struct {
+			U  string `json:"u"`
+			At int64  `json:"at"`
+		}
+		if err := json.Unmarshal([]byte(votes), &vs); err != nil {
+			return nil, fmt.Errorf("state: list verified: %w", err)
+		}
+		for _, x := range vs {
+			a.Votes = append(a.Votes, Vote{User: x.U, At: time.UnixMilli(x.At)})
+		}
+		slices.SortStableFunc(a.Votes, func(x, y Vote) int { return x.At.Compare(y.At) })
+		a.Since = time.UnixMilli(since)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("state: list verified: %w", err)
+	}
+	return out, nil
+}
+
+// SaveReport implements Reports.
+func (s *SQLite) SaveReport(ctx context.Context, key string, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO reports (key, at, data) VALUES (?1, ?2, ?3)
+			ON CONFLICT (key) DO UPDATE SET at = excluded.at, data = excluded.data`, key, now, data)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: save report: %w", err)
+	}
+	return nil
+}
+
+// LatestReport implements Reports.
+func (s *SQLite) LatestReport(ctx context.Context, key string) (Report, bool, error) {
+	var r Report
+	var at int64
+	err := s.db.QueryRowContext(ctx, "SELECT at, data FROM reports WHERE key = ?", key).Scan(&at, &r.Data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Report{}, false, nil
+	}
+	if err != nil {
+		return Report{}, false, fmt.Errorf("state: read report: %w", err)
+	}
+	if r.Data == nil {
+		r.Data = []byte{}
+	}
+	r.At = time.UnixMilli(at)
+	return r, true, nil
+}
+
+// TryLock implements Locker.
+func (s *SQLite) TryLock(ctx context.Context, name string, ttl time.Duration) (string, bool, error) {
+	if err := checkTTL("lock", ttl); err != nil {
+		return "", false, err
+	}
+	token, err := newToken()
+	if err != nil {
+		return "", false, err
+	}
+	var ok bool
+	err = s.write(ctx, func(tx *sql.Tx, now int64) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO locks (name, token, expires) VALUES (?1, ?2, ?3)
+			ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires = excluded.expires
+			WHERE locks.expires <= ?4`, name, token, now+ttl.Milliseconds(), now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		ok = n == 1
+		return err
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("state: lock %s: %w", name, err)
+	}
+	if !ok {
+		return "", false, nil
+	}
+	return token, true, nil
+}
+
+// Unlock implements Locker.
+func (s *SQLite) Unlock(ctx context.Context, name, token string) error {
+	return s.changeLock(ctx, "unlock", name, func(tx *sql.Tx, now int64) (sql.Result, error) {
+		return tx.ExecContext(ctx, "DELETE FROM locks WHERE name = ? AND token = ? AND expires > ?", name, token, now)
+	})
+}
+
+// ExtendLock implements Locker.
+func (s *SQLite) ExtendLock(ctx context.Context, name, token string, ttl time.Duration) error {
+	if err := checkTTL("extend lock", ttl); err != nil {
+		return err
+	}
+	return s.changeLock(ctx, "extend lock", name, func(tx *sql.Tx, now int64) (sql.Result, error) {
+		return tx.ExecContext(ctx, "UPDATE locks SET expires = ? WHERE name = ? AND token = ? AND expires > ?",
+			now+ttl.Milliseconds(), name, token, now)
+	})
+}
+
+// changeLock runs one statement on a lock held by the caller, and returns
+// ErrNotHeld if it changed nothing.
+func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*sql.Tx, int64) (sql.Result, error)) error {
+	held := false
+	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+		res, err := stmt(tx, now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		held = n == 1
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: %s %s: %w", verb, name, err)
+	}
+	if !held {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Close implements Store.
+func (s *SQLite) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("state: close: %w", err)
+	}
+	return nil
+}
