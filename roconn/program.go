@@ -7,10 +7,12 @@ import (
 )
 
 // An instr is one row of EXPLAIN output, one VDBE instruction, with the
-// fields checkProgram reads.
+// fields the checks read.
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
+	P4         string // as EXPLAIN shows it; "" when NULL
+	P5         int64
 }
 
 // explain compiles query as EXPLAIN query on conn and returns its program.
@@ -25,10 +27,12 @@ func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error)
 	var prog []instr
 	for rows.Next() {
 		var in instr
-		var unread any // addr, p4, p5, comment
-		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &unread, &unread, &unread); err != nil {
+		var p4 sql.NullString
+		var unread any // addr, comment
+		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &p4, &in.P5, &unread); err != nil {
 			return nil, err
 		}
+		in.P4 = p4.String
 		prog = append(prog, in)
 	}
 	if err := rows.Err(); err != nil {
@@ -115,4 +119,15 @@ func (v verdict) refusal(maxColumns int) *Refusal {
 		return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the result would have %d columns; at most %d are allowed", v.columns, maxColumns)}
 	}
 	return nil
+}
+
+// checkCompiled is the check of stmt's compiled program prog, independent
+// of the authorizer: it returns a *Refusal if prog would write, returns no
+// rows or too many columns (see verdict.refusal), or reads what the policy
+// does not allow (see programCheck); an error from ctx; or nil.
+func (db *DB) checkCompiled(ctx context.Context, stmt string, prog []instr) error {
+	if r := checkProgram(prog).refusal(db.lim.Columns); r != nil {
+		return r
+	}
+	return db.check.check(ctx, stmt, prog)
 }

@@ -1,0 +1,319 @@
+package roconn
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// An access is what the restricted connections' authorizer allows, fixed at
+// Open. Names are lower-cased: SQLite compares identifiers without regard to
+// ASCII case.
+//
+// SQLite passes the authorizer, with each column read, the innermost view
+// (or common table expression) the read is made through; "" at the top
+// level. An access uses it to make an exposed view the only door to what it
+// wraps: at the top level only the visible columns of exposed objects may be
+// read; inside a view, only what that view reads itself, as recorded at Open
+// by compiling SELECT * FROM view for every exposed view. A common table
+// expression can take any name, so a statement that gives one the name of
+// an exposed view, or of a view or common table expression that exposed
+// views read through, is refused (textRefusal). A table never names a
+// context: a common table expression may take an exposed table's name.
+type access struct {
+	// top maps an exposed table or view to the columns that may be read at
+	// the top level. The key "" means its rows may be counted (SELECT
+	// count(*) FROM t asks to read column ""), "rowid" its rowid.
+	top map[string]map[string]bool
+	// via maps a context (a view, or a common table expression inside a
+	// view) to the table → columns read through it when an exposed view
+	// was compiled.
+	via map[string]map[string]map[string]bool
+	// tables holds every user table and view in the database; sqlite_*
+	// names are refused by their prefix.
+	tables map[string]bool
+	// countable holds the tables that an exposed view has all the rows of
+	// (counting the view counts the table). SQLite flattens such a view
+	// into the query, and then asks, at the top level, to read the table's
+	// column "" when none of its columns is used, exactly as it would for
+	// the table named directly; counting it reveals nothing the view does
+	// not.
+	countable map[string]bool
+
+	// For textRefusal:
+	reserved  map[string]bool // names a common table expression may not take: every context
+	unexposed map[string]bool // tables and views that are not exposed
+	hidden    map[string]bool // the names of hidden columns (hide:)
+	visible   map[string]bool // the names of the columns of exposed objects that may be read
+}
+
+// readAllowed reports whether a SQLITE_READ of table.column, made through
+// context, may go ahead. dbName is the schema SQLite names ("" or "main";
+// anything else, such as temp, is refused); modules are the virtual table
+// modules of the connection.
+func (a *access) readAllowed(table, column, dbName, context string, modules map[string]bool) bool {
+	if dbName != "" && fold(dbName) != "main" {
+		return false
+	}
+	t, c := fold(table), fold(column)
+	if through, ok := a.via[fold(context)]; ok && through[t][c] {
+		return true
+	}
+	if c == "" && a.countable[t] {
+		return true
+	}
+	if cols, ok := a.top[t]; ok {
+		return cols[c]
+	}
+	if column != "" || a.tables[t] {
+		return false
+	}
+	// An empty-column read names a FROM item none of whose columns are used.
+	// If the name is not a table or view, it is a common table expression
+	// (whose own reads were authorized one by one) or an eponymous virtual
+	// table. SQLite finds the latter among the connection's modules or, for
+	// names starting "pragma_" or "json", registers one on first use
+	// (sqlite3LocateTable); those, and the schema tables, are refused.
+	if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") || strings.HasPrefix(t, "json") {
+		return false
+	}
+	return !modules[t]
+}
+
+// newAccess builds the access for the exposed objects. reads are the
+// authorizer's reads recorded while compiling each exposed view, hidden the
+// hidden columns of each exposed table, countable the tables exposed views
+// have all the rows of (lower-cased names).
+func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]map[string]bool, countable map[string]bool) *access {
+	a := &access{
+		countable: countable,
+		top:       map[string]map[string]bool{},
+		via:       map[string]map[string]map[string]bool{},
+		tables:    map[string]bool{},
+		reserved:  map[string]bool{},
+		unexposed: map[string]bool{},
+		hidden:    map[string]bool{},
+		visible:   map[string]bool{},
+	}
+	for name := range sch.objects {
+		a.tables[name] = true
+		a.unexposed[name] = true
+	}
+	for _, e := range exposed {
+		t := fold(e.obj.name)
+		delete(a.unexposed, t)
+		if e.obj.isView {
+			a.reserved[t] = true
+		}
+		cols := map[string]bool{}
+		hiddenEmpty := false
+		for _, c := range e.obj.columns {
+			n := fold(c.name)
+			if hidden[t][n] {
+				a.hidden[n] = true
+				hiddenEmpty = hiddenEmpty || n == ""
+				continue
+			}
+			cols[n] = true
+			a.visible[n] = true
+		}
+		if !hiddenEmpty {
+			cols[""] = true // counting; but not when a hidden column is named ""
+		}
+		if !e.obj.isView && !e.obj.withoutRowid && !hidden[t][fold(e.obj.rowidName())] {
+			cols["rowid"] = true
+		}
+		a.top[t] = cols
+	}
+	for _, r := range reads {
+		if r.context == "" {
+			continue
+		}
+		ctx, t := fold(r.context), fold(r.table)
+		if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") {
+			continue // schema tables stay hidden, whatever a view reads
+		}
+		a.reserved[ctx] = true
+		if a.via[ctx] == nil {
+			a.via[ctx] = map[string]map[string]bool{}
+		}
+		if a.via[ctx][t] == nil {
+			a.via[ctx][t] = map[string]bool{}
+		}
+		a.via[ctx][t][fold(r.column)] = true
+	}
+	return a
+}
+
+// textRefusal returns why the authorizer must refuse stmt on its text
+// alone, or "" if it need not. It covers what SQLite's name resolution does
+// not report to the authorizer:
+//
+//   - A common table expression named like an exposed view or like a view
+//     (or common table expression) that exposed views read through: reads
+//     inside it come with that name as their context, as reads inside the
+//     real one would.
+//   - USING and NATURAL joins. SQLite builds the terms that compare their
+//     columns, and the coalesce(left, right) an unqualified USING column of
+//     a RIGHT or FULL join becomes, without asking the authorizer: a table
+//     joined so, whose other columns go unused, is never reported at all.
+//     So a statement with such a join may not mention a table or view the
+//     policy does not expose, may not join USING a name that is hidden in
+//     some table, and may not be NATURAL when a hidden column's name could
+//     be one of the names it compares.
+func (a *access) textRefusal(stmt string) string {
+	toks := tokens(stmt)
+	for i, t := range toks {
+		if t.kind == tokPunct || !definesCTE(toks, i) {
+			continue
+		}
+		if a.reserved[fold(t.text)] {
+			return "a common table expression may not take the name of " + clipName(t.text)
+		}
+	}
+	natural, using := false, false
+	for i, t := range toks {
+		if t.kind == tokWord && fold(t.text) == "natural" {
+			natural = true
+		}
+		if t.kind == tokWord && fold(t.text) == "using" && i+1 < len(toks) && toks[i+1].text == "(" {
+			using = true
+			for j := i + 2; j < len(toks) && toks[j].text != ")"; j++ {
+				if toks[j].kind != tokPunct && a.hidden[fold(toks[j].text)] {
+					return "a join may not be USING " + clipName(toks[j].text) + ": the policy hides a column of that name"
+				}
+			}
+		}
+	}
+	if !natural && !using {
+		return ""
+	}
+	for _, t := range toks {
+		if t.kind != tokPunct && a.unexposed[fold(t.text)] {
+			return "a statement with a USING or NATURAL join may not mention " + clipName(t.text) + ", which the policy does not expose"
+		}
+	}
+	if natural {
+		named := map[string]bool{}
+		for _, t := range toks {
+			if t.kind != tokPunct {
+				named[fold(t.text)] = true
+			}
+		}
+		for _, h := range slices.Sorted(mapKeys(a.hidden)) {
+			if named[h] || a.visible[h] || !plainName.MatchString(h) || valuesColumn.MatchString(h) {
+				return "a NATURAL join here could compare the hidden column " + clipName(h) + "; join with ON instead"
+			}
+		}
+	}
+	return ""
+}
+
+// plainName is a name that can only come out of a subquery as written:
+// SQLite names an unaliased expression by its text, so a hidden column
+// called "a+b" would match (SELECT a+b).
+var plainName = regexp.MustCompile(`^[a-z_\x80-\xff][a-z0-9_$\x80-\xff]*$`)
+
+// valuesColumn is the name SQLite gives the columns of VALUES.
+var valuesColumn = regexp.MustCompile(`^column[0-9]+$`)
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// definesCTE reports whether the name at toks[i] is followed the way a
+// common table expression's name is: AS [NOT] [MATERIALIZED] ( or a column
+// list and then AS. A WINDOW definition matches too, which is harmless.
+func definesCTE(toks []token, i int) bool {
+	j := i + 1
+	if j < len(toks) && toks[j].text == "(" {
+		depth := 0
+	list:
+		for ; j < len(toks); j++ {
+			switch toks[j].text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+				if depth == 0 {
+					break list
+				}
+			}
+		}
+		j++
+		return j < len(toks) && isWord(toks[j], "as")
+	}
+	if j >= len(toks) || !isWord(toks[j], "as") {
+		return false
+	}
+	j++
+	if j < len(toks) && isWord(toks[j], "not") {
+		j++
+	}
+	if j < len(toks) && isWord(toks[j], "materialized") {
+		j++
+	}
+	return j < len(toks) && toks[j].text == "("
+}
+
+func isWord(t token, w string) bool { return t.kind == tokWord && fold(t.text) == w }
+
+type tokKind int
+
+const (
+	tokWord   tokKind = iota // a name, keyword or number
+	tokQuoted                // a quoted name or a string: SQLite takes either as a name where one fits
+	tokPunct                 // anything else, one byte at a time
+)
+
+// A token is one token of a statement; text is unquoted.
+type token struct {
+	kind tokKind
+	text string
+}
+
+// tokens splits stmt into tokens by the rules scan follows (see scan),
+// dropping comments and space.
+func tokens(stmt string) []token {
+	var out []token
+	for i := 0; i < len(stmt); {
+		c := stmt[i]
+		switch {
+		case isSpace(c) || c == '\v':
+			i++
+		case c == '-' && i+1 < len(stmt) && stmt[i+1] == '-':
+			i = lineCommentEnd(stmt, i)
+		case c == '/' && i+2 < len(stmt) && stmt[i+1] == '*':
+			i = blockCommentEnd(stmt, i)
+		case c == '\'' || c == '"' || c == '`' || c == '[':
+			close := c
+			if c == '[' {
+				close = ']'
+			}
+			end := quotedEnd(stmt, i, close)
+			body := stmt[i+1 : max(i+1, end-1)]
+			if close != ']' {
+				body = strings.ReplaceAll(body, string(close)+string(close), string(close))
+			}
+			out = append(out, token{tokQuoted, body})
+			i = end
+		case isWordByte(c):
+			end := i + 1
+			for end < len(stmt) && (isWordByte(stmt[end]) || stmt[end] == '$') {
+				end++
+			}
+			out = append(out, token{tokWord, stmt[i:end]})
+			i = end
+		default:
+			out = append(out, token{tokPunct, stmt[i : i+1]})
+			i++
+		}
+	}
+	return out
+}
