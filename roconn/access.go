@@ -32,19 +32,24 @@ type access struct {
 	// tables holds every user table and view in the database; sqlite_*
 	// names are refused by their prefix.
 	tables map[string]bool
-	// countable holds the tables that an exposed view has all the rows of
-	// (counting the view counts the table). SQLite flattens such a view
-	// into the query, and then asks, at the top level, to read the table's
-	// column "" when none of its columns is used, exactly as it would for
-	// the table named directly; counting it reveals nothing the view does
-	// not.
-	countable map[string]bool
+	// counts maps an exposed view to the tables it reads no column of
+	// (or only the rowid), and how many times. SQLite flattens such a view
+	// into the query and then asks, at the top level, to read the table's
+	// column "" in database "main", exactly as for the table named main.t
+	// directly, and as for a count of it. textRefusal refuses main.t for
+	// a table that is not exposed; and SQLite first authorizes a SELECT in
+	// the view's context, which allows that many such reads (see
+	// authState.authorize).
+	counts map[string]map[string]int
 
 	// For textRefusal:
 	reserved  map[string]bool // names a common table expression may not take: every context
 	unexposed map[string]bool // tables and views that are not exposed
 	hidden    map[string]bool // the names of hidden columns (hide:)
 	visible   map[string]bool // the names of the columns of exposed objects that may be read
+	indexes   map[string]bool // indexes that hold a column that may not be read at the top level
+
+	unexposedViews map[string]bool // views that are not exposed
 }
 
 // readAllowed reports whether a SQLITE_READ of table.column, made through
@@ -57,9 +62,6 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 	}
 	t, c := fold(table), fold(column)
 	if through, ok := a.via[fold(context)]; ok && through[t][c] {
-		return true
-	}
-	if c == "" && a.countable[t] {
 		return true
 	}
 	if cols, ok := a.top[t]; ok {
@@ -82,11 +84,11 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 
 // newAccess builds the access for the exposed objects. reads are the
 // authorizer's reads recorded while compiling each exposed view, hidden the
-// hidden columns of each exposed table, countable the tables exposed views
-// have all the rows of (lower-cased names).
-func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]map[string]bool, countable map[string]bool) *access {
+// hidden columns of each exposed table, counts the views that have all the
+// rows of one table (lower-cased names; see access.counts).
+func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]map[string]bool, counts map[string]map[string]int) *access {
 	a := &access{
-		countable: countable,
+		counts:    counts,
 		top:       map[string]map[string]bool{},
 		via:       map[string]map[string]map[string]bool{},
 		tables:    map[string]bool{},
@@ -94,14 +96,26 @@ func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]
 		unexposed: map[string]bool{},
 		hidden:    map[string]bool{},
 		visible:   map[string]bool{},
+		indexes:   map[string]bool{},
+
+		unexposedViews: map[string]bool{},
 	}
-	for name := range sch.objects {
+	for _, o := range sch.objects {
+		for _, ix := range o.indexes {
+			a.indexes[fold(ix.name)] = true // until shown to hold only visible columns
+		}
+	}
+	for name, o := range sch.objects {
 		a.tables[name] = true
 		a.unexposed[name] = true
+		if o.isView {
+			a.unexposedViews[name] = true
+		}
 	}
 	for _, e := range exposed {
 		t := fold(e.obj.name)
 		delete(a.unexposed, t)
+		delete(a.unexposedViews, t)
 		if e.obj.isView {
 			a.reserved[t] = true
 		}
@@ -124,6 +138,15 @@ func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]
 			cols["rowid"] = true
 		}
 		a.top[t] = cols
+		for _, ix := range e.obj.indexes {
+			ok := !ix.wide || len(hidden[t]) == 0
+			for _, c := range ix.columns {
+				ok = ok && cols[fold(c)]
+			}
+			if ok {
+				delete(a.indexes, fold(ix.name))
+			}
+		}
 	}
 	for _, r := range reads {
 		if r.context == "" {
@@ -161,14 +184,34 @@ func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]
 //     policy does not expose, may not join USING a name that is hidden in
 //     some table, and may not be NATURAL when a hidden column's name could
 //     be one of the names it compares.
+//   - A view the policy does not expose, or main.t for a table it does not
+//     expose: a view's tables come with database "main" when SQLite asks
+//     to read no column of them (see counts).
+//   - INDEXED BY an index that holds a column that may not be read: the
+//     authorizer is not asked about indexes, and a scan of one returns rows
+//     in the order of all its columns.
 func (a *access) textRefusal(stmt string) string {
 	toks := tokens(stmt)
 	for i, t := range toks {
-		if t.kind == tokPunct || !definesCTE(toks, i) {
+		if t.kind == tokPunct {
+			continue
+		}
+		if a.unexposedViews[fold(t.text)] {
+			return "the policy does not expose " + clipName(t.text)
+		}
+		if i+2 < len(toks) && toks[i+1].text == "." && fold(t.text) == "main" && a.unexposed[fold(toks[i+2].text)] {
+			return "the policy does not expose " + clipName(toks[i+2].text)
+		}
+		if !definesCTE(toks, i) {
 			continue
 		}
 		if a.reserved[fold(t.text)] {
 			return "a common table expression may not take the name of " + clipName(t.text)
+		}
+	}
+	for i := 0; i+2 < len(toks); i++ {
+		if isWord(toks[i], "indexed") && isWord(toks[i+1], "by") && toks[i+2].kind != tokPunct && a.indexes[fold(toks[i+2].text)] {
+			return "INDEXED BY " + clipName(toks[i+2].text) + " is not allowed: the index holds columns the policy does not expose"
 		}
 	}
 	natural, using := false, false

@@ -152,17 +152,31 @@ type authState struct {
 	// refused (see access.textRefusal), "" if it is not: every action of
 	// that statement is then denied.
 	text string
+	// counts holds, per table, how many reads of its column "" the views
+	// compiled so far in the statement allow (see access.counts).
+	counts map[string]int
 }
 
 // authorize is the sqlite.AuthorizerFn installed on the connection.
 func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string) sqlite.AuthorizerReturnCode {
-	s.mu.Lock()
-	text := s.text
-	s.mu.Unlock()
 	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules)
-	if text != "" {
-		ok, reason = false, text
+	s.mu.Lock()
+	if action == sqlite.AuthSelect {
+		for t, n := range s.access.counts[fold(context)] {
+			if s.counts == nil {
+				s.counts = map[string]int{}
+			}
+			s.counts[t] += n
+		}
 	}
+	if !ok && action == sqlite.AuthRead && arg2 == "" && context == "" && s.counts[fold(arg1)] > 0 && fold(dbName) == "main" {
+		s.counts[fold(arg1)]--
+		ok = true
+	}
+	if s.text != "" {
+		ok, reason = false, s.text
+	}
+	s.mu.Unlock()
 	if ok {
 		return sqlite.AuthorizerOK
 	}
@@ -180,7 +194,7 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 // reset forgets the last denial and the statement's text.
 func (s *authState) reset() {
 	s.mu.Lock()
-	s.denied, s.weak, s.text = "", false, ""
+	s.denied, s.weak, s.text, s.counts = "", false, "", nil
 	s.mu.Unlock()
 }
 
@@ -190,7 +204,7 @@ func (s *authState) reset() {
 func (s *authState) begin(stmt string) {
 	text := s.access.textRefusal(stmt)
 	s.mu.Lock()
-	s.denied, s.weak, s.text = "", false, text
+	s.denied, s.weak, s.text, s.counts = "", false, text, nil
 	s.mu.Unlock()
 }
 

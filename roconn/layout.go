@@ -181,6 +181,7 @@ type programReads struct {
 	cols  map[*schemaObject]map[string]bool // columns it reads
 	wide  map[*schemaObject]bool            // it uses an expression or partial index of the table
 	count map[*schemaObject]bool            // it counts the table's rows (OP_Count)
+	index map[*schemaObject]map[string]bool // the columns of cols it reads only as an index's
 	bad   string                            // why the program reads something no policy allows, "" if nothing
 }
 
@@ -212,6 +213,7 @@ func readsOf(prog []instr, cat catalog) programReads {
 		cols:  map[*schemaObject]map[string]bool{},
 		wide:  map[*schemaObject]bool{},
 		count: map[*schemaObject]bool{},
+		index: map[*schemaObject]map[string]bool{},
 	}
 	fail := func(why string) {
 		if r.bad == "" {
@@ -224,22 +226,22 @@ func readsOf(prog []instr, cat catalog) programReads {
 		case "OpenRead", "ReopenIdx":
 			switch {
 			case in.P5&0x10 != 0: // OPFLAG_P2ISREG
-				fail("it opens a table chosen while it runs")
+				fail("opens a table chosen while it runs")
 			case in.P3 != 0:
-				fail("it reads another database than the main one")
+				fail("reads another database than the main one")
 			case in.P2 == 1:
-				fail("it reads the schema table")
+				fail("reads the schema table")
 			default:
 				bt, ok := cat[in.P2]
 				if !ok {
-					fail("it reads a table or index the policy does not expose")
+					fail("reads a table or index the policy does not expose")
 					continue
 				}
 				cursors[in.P1] = append(cursors[in.P1], bt)
 				r.rows[bt.table] = true
 			}
 		case "VOpen", "VFilter", "VColumn", "VNext", "VInitIn", "VCheck":
-			fail("it reads a virtual table")
+			fail("reads a virtual table")
 		}
 	}
 	read := func(t *schemaObject, col string) {
@@ -262,7 +264,7 @@ func readsOf(prog []instr, cat catalog) programReads {
 			case in.Opcode == "Column":
 				name, ok := t.storage[in.P2]
 				if !ok {
-					fail("it reads a column that cannot be named")
+					fail("reads a column that cannot be named")
 					continue
 				}
 				read(t, name)
@@ -277,6 +279,12 @@ func readsOf(prog []instr, cat catalog) programReads {
 				continue
 			}
 			for _, c := range bt.index.columns {
+				if !r.cols[bt.table][fold(c)] {
+					if r.index[bt.table] == nil {
+						r.index[bt.table] = map[string]bool{}
+					}
+					r.index[bt.table][fold(c)] = true
+				}
 				read(bt.table, c)
 			}
 			if bt.index.wide {
@@ -343,14 +351,17 @@ func (a allowance) excess(pr programReads) string {
 	}
 	for t := range pr.rows {
 		if a[t] == nil {
-			return "it reads a table the policy does not expose"
+			return "reads a table the policy does not expose"
 		}
 	}
 	for t, cols := range pr.cols {
 		x := a[t]
 		for c := range cols {
 			if !x.all && !x.cols[c] {
-				return "it reads " + clipName(t.name) + "." + clipName(c) + ", which the policy does not allow"
+				if pr.index[t][c] {
+					return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+				}
+				return "reads " + clipName(t.name) + "." + clipName(c) + ", which the policy does not allow"
 			}
 		}
 	}
@@ -361,13 +372,13 @@ func (a allowance) excess(pr programReads) string {
 		}
 		for _, c := range t.columns {
 			if !c.generated && !x.cols[fold(c.name)] {
-				return "it uses an index of " + clipName(t.name) + " that shows columns the policy does not allow"
+				return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
 			}
 		}
 	}
 	for t := range pr.count {
 		if !a[t].count {
-			return "it counts the rows of " + clipName(t.name) + ", which the policy does not allow"
+			return "counts the rows of " + clipName(t.name) + ", which the policy does not allow"
 		}
 	}
 	return ""

@@ -257,9 +257,9 @@ func kindOf(o *schemaObject) string {
 func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure, lenient bool) (*access, *programCheck, []exposure, error) {
 	var reads []read
 	progs := map[string][][]instr{}
+	counts := map[string]map[string]int{}
 	hidden := map[string]map[string]bool{}
 	kept := exposed[:0:0]
-	countable := map[string]bool{}
 	cat := newCatalog(slices.Collect(maps.Values(sch.objects)))
 	for _, e := range exposed {
 		name := fold(e.obj.name)
@@ -268,7 +268,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 			r, p, err := priv.viewReads(ctx, e.obj.name)
 			for _, prog := range p {
 				if pr := readsOf(prog, cat); err == nil && pr.bad != "" {
-					err = errors.New("its program " + strings.TrimPrefix(pr.bad, "it "))
+					err = errors.New("its program " + pr.bad)
 				}
 			}
 			if err != nil {
@@ -277,10 +277,21 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 				}
 				return nil, nil, nil, fmt.Errorf("roconn: policy: view %q: %w", e.obj.name, err)
 			}
-			reads = append(reads, r...)
 			progs[name] = p
-			if t := countedTable(p[1], cat); t != nil {
-				countable[fold(t.name)] = true
+			for _, compiled := range r {
+				reads = append(reads, compiled...)
+				n := map[string]int{}
+				for _, rd := range compiled {
+					if rd.context == "" && rd.column == "" && fold(rd.table) != name {
+						n[fold(rd.table)]++
+					}
+				}
+				for t, k := range n {
+					if counts[name] == nil {
+						counts[name] = map[string]int{}
+					}
+					counts[name][t] = max(counts[name][t], k)
+				}
 			}
 		}
 		kept = append(kept, e)
@@ -289,34 +300,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("roconn: policy: %w", err)
 	}
-	return newAccess(sch, kept, reads, hidden, countable), check, kept, nil
-}
-
-// countedTable returns the table whose rows prog, the program of SELECT
-// count(*) FROM a view, counts with OP_Count, or nil: SQLite counts that
-// way only a single table read whole, so the view has all of its rows.
-func countedTable(prog []instr, cat catalog) *schemaObject {
-	var t *schemaObject
-	opened := 0
-	for _, in := range prog {
-		switch in.Opcode {
-		case "OpenRead", "ReopenIdx", "VOpen", "OpenEphemeral", "OpenAutoindex", "SorterOpen", "OpenPseudo":
-			opened++
-		}
-	}
-	for _, in := range prog {
-		if in.Opcode != "Count" {
-			continue
-		}
-		for _, open := range prog {
-			if open.Opcode == "OpenRead" && open.P1 == in.P1 && open.P3 == 0 {
-				if bt, ok := cat[open.P2]; ok && opened == 1 {
-					t = bt.table
-				}
-			}
-		}
-	}
-	return t
+	return newAccess(sch, kept, reads, hidden, counts), check, kept, nil
 }
 
 // proveReadOnly shows, on connections from the pool, that the file is open

@@ -248,29 +248,31 @@ func (p *privileged) primaryKey(ctx context.Context, table string) (string, erro
 	return names[0], nil
 }
 
-// viewReads compiles SELECT * FROM view (without running it) and returns the
-// (table, column) reads the authorizer saw; "" as a column means the view
-// reads a table's rows without naming a column.
+// viewReads compiles SELECT * FROM view and SELECT count(*) FROM view
+// (without running them) and returns, for each, the reads the authorizer
+// saw; "" as a column means the view reads a table's rows without naming a
+// column.
 //
 // It also returns the view's compiled programs, of SELECT * FROM view and
 // SELECT count(*) FROM view: the program check allows what they read.
-func (p *privileged) viewReads(ctx context.Context, view string) ([]read, [][]instr, error) {
+func (p *privileged) viewReads(ctx context.Context, view string) ([][]read, [][]instr, error) {
 	conn, err := p.pool.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer conn.Close()
+	var reads [][]read
 	var progs [][]instr
-	p.rec.start()
 	for _, q := range []string{"SELECT * FROM ", "SELECT count(*) FROM "} {
+		p.rec.start()
 		prog, err := explain(ctx, conn, q+quoteIdent(view))
+		r := p.rec.stop()
 		if err != nil {
-			p.rec.stop()
 			return nil, nil, err
 		}
-		progs = append(progs, prog)
+		reads, progs = append(reads, r), append(progs, prog)
 	}
-	return p.rec.stop(), progs, nil
+	return reads, progs, nil
 }
 
 func (p *privileged) names(ctx context.Context, query string, args ...any) ([]string, error) {

@@ -150,7 +150,7 @@ func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidde
 		for _, prog := range viewProgs[name] {
 			pr := readsOf(prog, pc.real)
 			if pr.bad != "" {
-				return nil, fmt.Errorf("view %q cannot be checked: its program %s", e.obj.name, strings.TrimPrefix(pr.bad, "it "))
+				return nil, fmt.Errorf("view %q cannot be checked: its program %s", e.obj.name, pr.bad)
 			}
 			door.add(allowanceOf(pr))
 		}
