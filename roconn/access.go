@@ -29,6 +29,11 @@ type access struct {
 	// view) to the table → columns read through it when an exposed view
 	// was compiled.
 	via map[string]map[string]map[string]bool
+	// reach maps a context to the tables read through it or through the
+	// views and common table expressions inside it. When SQLite reads no
+	// column of such a table, it asks to read its column "" with the
+	// outermost of them that it did not flatten as the context.
+	reach map[string]map[string]bool
 	// tables holds every user table and view in the database; sqlite_*
 	// names are refused by their prefix.
 	tables map[string]bool
@@ -43,11 +48,12 @@ type access struct {
 	counts map[string]map[string]int
 
 	// For textRefusal:
-	reserved  map[string]bool // names a common table expression may not take: every context
-	unexposed map[string]bool // tables and views that are not exposed
-	hidden    map[string]bool // the names of hidden columns (hide:)
-	visible   map[string]bool // the names of the columns of exposed objects that may be read
-	indexes   map[string]bool // indexes that hold a column that may not be read at the top level
+	reserved  map[string]bool     // names a common table expression may not take: every context
+	unexposed map[string]bool     // tables and views that are not exposed
+	hidden    map[string]bool     // the names of hidden columns (hide:)
+	hiddenOf  map[string][]string // exposed table → the names of its hidden columns
+	visible   map[string]bool     // the names of the columns of exposed objects that may be read
+	indexes   map[string]bool     // indexes that hold a column that may not be read at the top level
 
 	unexposedViews map[string]bool // views that are not exposed
 }
@@ -62,7 +68,10 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 	}
 	t, c := fold(table), fold(column)
 	if through, ok := a.via[fold(context)]; ok && through[t][c] {
-		return true
+		return true // the view's own text reads it
+	}
+	if c == "" && a.reach[fold(context)][t] {
+		return true // the view's own text reads none of t's columns
 	}
 	if cols, ok := a.top[t]; ok {
 		return cols[c]
@@ -83,18 +92,21 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 }
 
 // newAccess builds the access for the exposed objects. reads are the
-// authorizer's reads recorded while compiling each exposed view, hidden the
+// authorizer's reads recorded while compiling each exposed view (one slice
+// per compile), hidden the
 // hidden columns of each exposed table, counts the views that have all the
 // rows of one table (lower-cased names; see access.counts).
-func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]map[string]bool, counts map[string]map[string]int) *access {
+func newAccess(sch *schema, exposed []exposure, reads [][]read, hidden map[string]map[string]bool, counts map[string]map[string]int) *access {
 	a := &access{
 		counts:    counts,
 		top:       map[string]map[string]bool{},
 		via:       map[string]map[string]map[string]bool{},
+		reach:     map[string]map[string]bool{},
 		tables:    map[string]bool{},
 		reserved:  map[string]bool{},
 		unexposed: map[string]bool{},
 		hidden:    map[string]bool{},
+		hiddenOf:  map[string][]string{},
 		visible:   map[string]bool{},
 		indexes:   map[string]bool{},
 
@@ -125,6 +137,7 @@ func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]
 			n := fold(c.name)
 			if hidden[t][n] {
 				a.hidden[n] = true
+				a.hiddenOf[t] = append(a.hiddenOf[t], n)
 				hiddenEmpty = hiddenEmpty || n == ""
 				continue
 			}
@@ -148,7 +161,24 @@ func newAccess(sch *schema, exposed []exposure, reads []read, hidden map[string]
 			}
 		}
 	}
-	for _, r := range reads {
+	for _, compiled := range reads {
+		contexts, tables := map[string]bool{}, map[string]bool{}
+		for _, r := range compiled {
+			if r.context != "" {
+				contexts[fold(r.context)] = true
+				tables[fold(r.table)] = true
+			}
+		}
+		for c := range contexts {
+			if a.reach[c] == nil {
+				a.reach[c] = map[string]bool{}
+			}
+			for t := range tables {
+				a.reach[c][t] = true
+			}
+		}
+	}
+	for _, r := range slices.Concat(reads...) {
 		if r.context == "" {
 			continue
 		}
@@ -237,16 +267,74 @@ func (a *access) textRefusal(stmt string) string {
 		}
 	}
 	if natural {
-		named := map[string]bool{}
-		for _, t := range toks {
-			if t.kind != tokPunct {
-				named[fold(t.text)] = true
-			}
+		if why := a.naturalRefusal(toks); why != "" {
+			return why
 		}
-		for _, h := range slices.Sorted(mapKeys(a.hidden)) {
-			if named[h] || a.visible[h] || !plainName.MatchString(h) || valuesColumn.MatchString(h) {
+	}
+	return ""
+}
+
+// naturalRefusal returns why a statement with a NATURAL join may not run,
+// or "". A NATURAL join compares every column name its two sides share. A
+// hidden column h of table t is among them only if t is a side, and the
+// other side has a column h: t itself; another table that hides h too; an
+// object where h may be read; or a subquery or common table expression
+// that names a column h, which it can only do by writing h (its * would
+// read t's hidden columns, which the authorizer refuses), by a VALUES
+// column or by an expression's text. So t must be mentioned, and then
+// none of those may hold; and t may not be mentioned twice in the scope
+// of a NATURAL join (the statement or subquery that holds it).
+func (a *access) naturalRefusal(toks []token) string {
+	named := map[string]bool{}
+	scope := make([]int, len(toks))
+	stack, next := []int{0}, 1
+	natural := map[int]bool{}
+	for i, t := range toks {
+		if t.kind == tokPunct && t.text == "(" {
+			sc := stack[len(stack)-1]
+			if i+1 < len(toks) && (isWord(toks[i+1], "select") || isWord(toks[i+1], "values") || isWord(toks[i+1], "with")) {
+				sc, next = next, next+1
+			}
+			stack = append(stack, sc)
+		}
+		scope[i] = stack[len(stack)-1]
+		if t.kind == tokPunct && t.text == ")" && len(stack) > 1 {
+			stack = stack[:len(stack)-1]
+		}
+		if t.kind != tokPunct {
+			named[fold(t.text)] = true
+		}
+		if isWord(t, "natural") {
+			natural[scope[i]] = true
+		}
+	}
+	type mention struct {
+		scope int
+		table string
+	}
+	mentions := map[mention]int{}
+	mentioned := map[string]bool{}
+	for i, t := range toks {
+		if t.kind == tokPunct || i+1 < len(toks) && toks[i+1].text == "." || a.hiddenOf[fold(t.text)] == nil {
+			continue
+		}
+		mentions[mention{scope[i], fold(t.text)}]++
+		mentioned[fold(t.text)] = true
+	}
+	for _, t := range slices.Sorted(mapKeys(mentioned)) {
+		for _, h := range a.hiddenOf[t] {
+			elsewhere := false
+			for u := range mentioned {
+				elsewhere = elsewhere || u != t && slices.Contains(a.hiddenOf[u], h)
+			}
+			if named[h] || a.visible[h] || elsewhere || !plainName.MatchString(h) || valuesColumn.MatchString(h) {
 				return "a NATURAL join here could compare the hidden column " + clipName(h) + "; join with ON instead"
 			}
+		}
+	}
+	for m, n := range mentions {
+		if natural[m.scope] && n > 1 {
+			return "a NATURAL join may not join " + clipName(m.table) + " with itself: it would compare its hidden columns; join with ON instead"
 		}
 	}
 	return ""

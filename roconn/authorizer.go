@@ -169,7 +169,10 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 			s.counts[t] += n
 		}
 	}
-	if !ok && action == sqlite.AuthRead && arg2 == "" && context == "" && s.counts[fold(arg1)] > 0 && fold(dbName) == "main" {
+	// A context that is no view's is the statement's own (a common table
+	// expression): the top level, as far as counts go.
+	topLevel := s.access.via[fold(context)] == nil
+	if !ok && action == sqlite.AuthRead && arg2 == "" && topLevel && s.counts[fold(arg1)] > 0 && fold(dbName) == "main" {
 		s.counts[fold(arg1)]--
 		ok = true
 	}

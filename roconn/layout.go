@@ -60,7 +60,19 @@ func (p *privileged) readLayout(ctx context.Context, o *schemaObject) error {
 		}
 		switch {
 		case rowid && len(cols) == 0:
+			// The INTEGER PRIMARY KEY is read as the rowid, but keeps its
+			// slot in the record (a NULL), which OP_Column can read too.
 			o.rowidAlias = c.name
+			slot := int64(0)
+			for _, d := range o.columns {
+				if d.name == c.name {
+					break
+				}
+				if !d.generated && !d.hidden {
+					slot++
+				}
+			}
+			o.storage[slot] = c.name
 		case len(cols) == 1 && !rowid:
 			o.storage[cols[0]] = c.name
 		default:

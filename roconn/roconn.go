@@ -255,7 +255,7 @@ func kindOf(o *schemaObject) string {
 // (no policy), a view that cannot be checked is left out of exposed, which
 // it returns; otherwise that is an error naming the view.
 func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure, lenient bool) (*access, *programCheck, []exposure, error) {
-	var reads []read
+	var reads [][]read
 	progs := map[string][][]instr{}
 	counts := map[string]map[string]int{}
 	hidden := map[string]map[string]bool{}
@@ -279,7 +279,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 			}
 			progs[name] = p
 			for _, compiled := range r {
-				reads = append(reads, compiled...)
+				reads = append(reads, compiled)
 				n := map[string]int{}
 				for _, rd := range compiled {
 					if rd.context == "" && rd.column == "" && fold(rd.table) != name {
