@@ -194,22 +194,29 @@ func programOnly(ctx context.Context, check *programCheck, stmt string, prog []i
 	return check.check(ctx, stmt, prog)
 }
 
-// TestDoorsCorpusLeaksWithNoLayer: with neither layer, most statements of
-// the doors corpus run and return private values. So the corpus tests can
-// fail: a layer that let everything through would be caught.
-func TestDoorsCorpusLeaksWithNoLayer(t *testing.T) {
+// TestDoorsCorpusRunsWithNoLayer: with neither layer, every statement of
+// the doors corpus runs, and many return private values outright (the
+// others are oracles: counts, orders, ids that answer a question about a
+// hidden value). So the corpus tests can fail: a layer that let everything
+// through would be caught.
+func TestDoorsCorpusRunsWithNoLayer(t *testing.T) {
 	ctx := context.Background()
 	_, rw := scriptRW(t, "doors.sql")
 	recs := LoadCorpus(t, "doors_hostile.sql", t.TempDir())
-	n := 0
+	ran, leaks := 0, 0
 	for _, r := range recs {
 		out, err := queryText(ctx, rw, r.SQL)
+		if err != nil && leaked(err.Error()) == "" { // an error can leak too: bad JSON path: 'WV78SECRET0004'
+			t.Errorf("%s does not run even with no layer: %v", r.Name, err)
+			continue
+		}
+		ran++
 		if leaked(out+fmt.Sprint(err)) != "" {
-			n++
+			leaks++
 		}
 	}
-	t.Logf("%d of %d statements leak with no layer", n, len(recs))
-	if n < len(recs)/2 {
-		t.Errorf("only %d of %d statements leak with no layer; the corpus should be hostile", n, len(recs))
+	t.Logf("with no layer: %d of %d statements run, %d return private values", ran, len(recs), leaks)
+	if leaks < len(recs)/3 {
+		t.Errorf("only %d of %d statements return private values with no layer", leaks, len(recs))
 	}
 }

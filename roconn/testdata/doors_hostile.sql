@@ -218,3 +218,71 @@ SELECT manager_email FROM accounts WHERE manager_email IS NOT NULL
 SELECT id FROM accounts NOT INDEXED WHERE owner > ''
 -- name: hide/recursive
 WITH RECURSIVE r(n, p) AS (SELECT 1, (SELECT pin FROM accounts WHERE id = 1) UNION ALL SELECT n + 1, p FROM r WHERE n < 2) SELECT p FROM r
+-- name: redteam/natural-self-join
+SELECT count(*) FROM accounts a NATURAL JOIN accounts b
+-- name: redteam/natural-self-join-parenthesized
+SELECT count(*) FROM accounts NATURAL JOIN (accounts)
+-- name: redteam/natural-self-join-main
+SELECT count(*) FROM accounts a NATURAL JOIN main.accounts b
+-- name: redteam/returning
+UPDATE accounts SET balance = balance RETURNING pin
+-- name: redteam/delete-returning
+DELETE FROM accounts WHERE 0 RETURNING owner
+-- name: redteam/json-each-over-hidden
+SELECT value FROM json_each((SELECT json_group_array(pin) FROM accounts))
+-- name: redteam/json-group-object-base
+SELECT json_group_object(name, salary) FROM employees
+-- name: redteam/rowid-names-of-base
+SELECT _rowid_, oid FROM employees
+-- name: redteam/order-by-hidden-limit
+SELECT id FROM accounts ORDER BY pin LIMIT 1
+-- name: redteam/group-concat-order-by-hidden
+SELECT group_concat(id ORDER BY pin) FROM accounts
+-- name: redteam/count-distinct-hidden
+SELECT count(DISTINCT pin) FROM accounts
+-- name: redteam/aggregate-filter-hidden
+SELECT count(*) FILTER (WHERE pin > 'PIN-SECRET-5') FROM accounts
+-- name: redteam/null-ness
+SELECT id FROM accounts WHERE owner IS NULL
+-- name: redteam/iif
+SELECT iif(pin > 'PIN-SECRET-5', 1, 0) FROM accounts
+-- name: redteam/instr-hex-quote
+SELECT instr(pin, '7'), hex(iban), quote(owner) FROM accounts
+-- name: redteam/printf
+SELECT printf('%s', iban) FROM accounts
+-- name: redteam/offset-subquery
+SELECT (SELECT pin FROM accounts LIMIT 1 OFFSET 2)
+-- name: redteam/limit-from-hidden
+SELECT id FROM accounts LIMIT (SELECT length(pin) FROM accounts LIMIT 1)
+-- name: redteam/ntile-base
+SELECT ntile(2) OVER (ORDER BY salary) FROM employees
+-- name: redteam/view-join-using-base
+SELECT * FROM dept_pay JOIN employees USING (dept_id)
+-- name: redteam/max-through-hidden-view
+SELECT max(salary) FROM staff_all
+-- name: redteam/window-over-hidden-view
+SELECT id, lag(salary) OVER (ORDER BY id) FROM staff_all
+-- name: redteam/values-in
+SELECT id FROM accounts WHERE pin IN (VALUES ('PIN-SECRET-7731'), ('PIN-SECRET-0042'))
+-- name: redteam/compound-order-by-hidden
+SELECT id FROM accounts UNION ALL SELECT id FROM departments ORDER BY 1 LIMIT (SELECT count(*) FROM accounts WHERE pin LIKE '%7%')
+-- name: redteam/correlated-exists-hidden
+SELECT d.id FROM departments d WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.dept_id = d.id AND a.iban GLOB 'X*')
+-- name: redteam/cte-borrows-row-filter-with-rows
+WITH west_staff(id, name, dept_id) AS (SELECT id, name, dept_id FROM employees WHERE region = 'east') SELECT name FROM west_staff
+-- name: redteam/count-main-qualified-base
+SELECT count(*) FROM main.employees
+-- name: redteam/count-quoted-main-base
+SELECT count(*) FROM "main"."reviews"
+-- name: redteam/count-hidden-view
+SELECT count(*) FROM staff_all
+-- name: redteam/count-base-beside-view
+SELECT count(*) FROM staff_dir, employees
+-- name: redteam/indexed-by-autoindex
+SELECT id FROM employees INDEXED BY sqlite_autoindex_employees_1 WHERE email > ''
+-- name: redteam/using-hidden-quoted
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS "iban") USING ("iban")
+-- name: redteam/using-hidden-commented
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS iban) USING (/* x */ iban)
+-- name: redteam/manager-email-join
+SELECT a.id FROM accounts a JOIN email_domains e ON e.id = a.id WHERE a.manager_email LIKE '%'
