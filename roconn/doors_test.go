@@ -219,3 +219,30 @@ func TestIndexOrderOracle(t *testing.T) {
 		t.Errorf("with ORDER BY id: %v, %v", res, err)
 	}
 }
+
+// TestSchemaChangeFailsClosed: when the database's owner changes the schema
+// while roconn has it open, nothing new becomes readable, and once a
+// connection has seen the new schema, its programs are refused until
+// roconn is opened again.
+func TestSchemaChangeFailsClosed(t *testing.T) {
+	db, path := openDoors(t)
+	ctx := context.Background()
+	if _, err := db.Query(ctx, "SELECT id FROM departments"); err != nil {
+		t.Fatal(err)
+	}
+	execScript(t, path, `ALTER TABLE departments ADD COLUMN budget TEXT DEFAULT 'SECRET budget';
+		DROP VIEW west_staff; CREATE VIEW west_staff AS SELECT id, email AS name, dept_id FROM employees;`)
+	schemaRefusals := 0
+	for range 8 { // more than the pool has connections
+		for _, q := range []string{"SELECT id FROM departments", "SELECT budget FROM departments", "SELECT * FROM west_staff"} {
+			res, err := db.Query(ctx, q)
+			noLeak(t, q, describe(res, err), doorsPrivate)
+			if strings.Contains(fmt.Sprint(err), "schema changed") {
+				schemaRefusals++
+			}
+		}
+	}
+	if schemaRefusals == 0 {
+		t.Error("no statement was refused for the changed schema")
+	}
+}

@@ -14,19 +14,38 @@
 //
 // Several independent mechanisms each stop a write on their own. The file is
 // opened with mode=ro. Every physical connection gets, before database/sql
-// can use it, an authorizer that denies every action except SELECT, reads of
-// allowed (table, column) pairs, recursive CTEs and an allowlist of functions.
-// Before a statement runs, roconn compiles it as EXPLAIN and refuses it if its
+// can use it, an authorizer that denies every action except SELECT, reads
+// the policy allows, recursive CTEs and an allowlist of functions. Before a
+// statement runs, roconn compiles it as EXPLAIN and refuses it if its
 // program would write. The refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //
-// Reads are decided per column: an exposed table makes all of its columns
-// readable; an exposed view makes readable the base columns it reads itself,
-// as the authorizer reports them while SQLite compiles SELECT * FROM view. A
-// column that an exposed view only filters on is therefore readable too: a
-// view that hides a column must not mention it at all. Nor does a view's
-// WHERE hide rows: access is per column, so every row of a base table that
-// an exposed view reads is readable.
+// Two independent checks each stop, on their own, a read of what the policy
+// does not expose. An exposed table makes its columns readable, less those
+// its hide: lists; an exposed view is the only door to what it wraps.
+//
+//   - The authorizer (Layer "authorizer") goes by the view SQLite says each
+//     column read is made through: at the top level only the visible
+//     columns of exposed objects may be read, inside a view only what that
+//     view reads itself. A view that averages pay per department does not
+//     make salaries readable, one that keeps one region's rows does not
+//     expose the others, a view over a view the policy does not expose
+//     widens nothing, and a table that is not exposed cannot be counted.
+//     Where SQLite's name resolution does not ask the authorizer (the
+//     columns USING and NATURAL joins compare, INDEXED BY, a common table
+//     expression that takes a view's name), the authorizer judges the
+//     statement's text.
+//   - The check of the compiled program (Layer "readonly") compiles the
+//     statement a second time on an in-memory copy of the schema of what
+//     the policy exposes, where it must compile, read no hidden column and
+//     return as many columns; and it maps every cursor of the real program
+//     to a table or index and every column it reads to a name, and allows
+//     only what the objects the statement goes through allow. An index
+//     counts as read whole, because a scan of it returns rows in the order
+//     of all its columns.
+//
+// Reads are decided per column and per door, so a refusal may name a
+// hidden column (never its values).
 //
 // roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
 // Driver, so its hooks never reach other connections in the process.
