@@ -1,6 +1,7 @@
 package roconn
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -222,6 +223,7 @@ func newAccess(sch *schema, exposed []exposure, reads [][]read, hidden map[strin
 //     in the order of all its columns.
 func (a *access) textRefusal(stmt string) string {
 	toks := tokens(stmt)
+	closing := closingParens(toks)
 	for i, t := range toks {
 		if t.kind == tokPunct {
 			continue
@@ -232,7 +234,7 @@ func (a *access) textRefusal(stmt string) string {
 		if i+2 < len(toks) && toks[i+1].text == "." && fold(t.text) == "main" && a.unexposed[fold(toks[i+2].text)] {
 			return "the policy does not expose " + clipName(toks[i+2].text)
 		}
-		if !definesCTE(toks, i) {
+		if !definesCTE(toks, closing, i) {
 			continue
 		}
 		if a.reserved[fold(t.text)] {
@@ -321,7 +323,7 @@ func (a *access) naturalRefusal(toks []token) string {
 		mentions[mention{scope[i], fold(t.text)}]++
 		mentioned[fold(t.text)] = true
 	}
-	for _, t := range slices.Sorted(mapKeys(mentioned)) {
+	for _, t := range slices.Sorted(maps.Keys(mentioned)) {
 		for _, h := range a.hiddenOf[t] {
 			elsewhere := false
 			for u := range mentioned {
@@ -348,37 +350,15 @@ var plainName = regexp.MustCompile(`^[a-z_\x80-\xff][a-z0-9_$\x80-\xff]*$`)
 // valuesColumn is the name SQLite gives the columns of VALUES.
 var valuesColumn = regexp.MustCompile(`^column[0-9]+$`)
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // definesCTE reports whether the name at toks[i] is followed the way a
 // common table expression's name is: AS [NOT] [MATERIALIZED] ( or a column
 // list and then AS. A WINDOW definition matches too, which is harmless.
-func definesCTE(toks []token, i int) bool {
+// closing is closingParens(toks).
+func definesCTE(toks []token, closing []int, i int) bool {
 	j := i + 1
 	if j < len(toks) && toks[j].text == "(" {
-		depth := 0
-	list:
-		for ; j < len(toks); j++ {
-			switch toks[j].text {
-			case "(":
-				depth++
-			case ")":
-				depth--
-				if depth == 0 {
-					break list
-				}
-			}
-		}
-		j++
-		return j < len(toks) && isWord(toks[j], "as")
+		end := closing[j]
+		return end > 0 && end+1 < len(toks) && isWord(toks[end+1], "as")
 	}
 	if j >= len(toks) || !isWord(toks[j], "as") {
 		return false
@@ -391,6 +371,24 @@ func definesCTE(toks []token, i int) bool {
 		j++
 	}
 	return j < len(toks) && toks[j].text == "("
+}
+
+// closingParens maps the index of each "(" in toks to that of the ")" that
+// closes it (0 if none does).
+func closingParens(toks []token) []int {
+	closing := make([]int, len(toks))
+	var open []int
+	for i, t := range toks {
+		switch {
+		case t.kind != tokPunct:
+		case t.text == "(":
+			open = append(open, i)
+		case t.text == ")" && len(open) > 0:
+			closing[open[len(open)-1]] = i
+			open = open[:len(open)-1]
+		}
+	}
+	return closing
 }
 
 func isWord(t token, w string) bool { return t.kind == tokWord && fold(t.text) == w }

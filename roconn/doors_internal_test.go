@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"modernc.org/sqlite"
 )
@@ -218,5 +219,22 @@ func TestDoorsCorpusRunsWithNoLayer(t *testing.T) {
 	t.Logf("with no layer: %d of %d statements run, %d return private values", ran, len(recs), leaks)
 	if leaks < len(recs)/3 {
 		t.Errorf("only %d of %d statements return private values with no layer", leaks, len(recs))
+	}
+}
+
+// TestTextRefusalDeepNesting: the authorizer's look at a statement's text
+// goes through it once, however deeply it nests (a scan from every "(" to
+// its ")" would take hours here).
+func TestTextRefusalDeepNesting(t *testing.T) {
+	path, rw := scriptRW(t, "doors.sql")
+	rw.Close()
+	acc, _ := layersFor(t, path, "doors_policy.yaml")
+	const depth = 200_000
+	stmt := "SELECT " + strings.Repeat("abs(", depth) + "1" + strings.Repeat(")", depth) + " FROM departments NATURAL JOIN west_staff"
+	start := time.Now()
+	why := acc.textRefusal(stmt)
+	t.Logf("%d bytes in %v: %q", len(stmt), time.Since(start), why)
+	if why != "" {
+		t.Errorf("refused: %s", why)
 	}
 }
