@@ -3,7 +3,11 @@ package roconn
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 )
 
 // An instr is one row of EXPLAIN output, one VDBE instruction, with the
@@ -17,28 +21,53 @@ type instr struct {
 
 // explain compiles query as EXPLAIN query on conn and returns its program.
 // Compiling runs the authorizer over query exactly as running it would;
-// stepping an EXPLAIN program only lists instructions.
+// stepping an EXPLAIN program only lists instructions. It reads the rows
+// from the driver connection itself: a program has hundreds of them, and
+// database/sql's conversions would cost more than the compile.
 func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error) {
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var prog []instr
-	for rows.Next() {
-		var in instr
-		var p4 sql.NullString
-		var unread any // addr, comment
-		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &p4, &in.P5, &unread); err != nil {
-			return nil, err
+	err := conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("a %T cannot run a query", dc)
 		}
-		in.P4 = p4.String
-		prog = append(prog, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return prog, rows.Close()
+		rows, err := q.QueryContext(ctx, "EXPLAIN "+query, nil)
+		if err != nil {
+			return err
+		}
+		vals := make([]driver.Value, len(rows.Columns()))
+		if len(vals) != 8 {
+			rows.Close()
+			return fmt.Errorf("EXPLAIN returned %d columns", len(vals))
+		}
+		for {
+			switch err := rows.Next(vals); {
+			case errors.Is(err, io.EOF):
+				return rows.Close()
+			case err != nil:
+				rows.Close()
+				return err
+			}
+			in := instr{P1: intValue(vals[2]), P2: intValue(vals[3]), P3: intValue(vals[4]), P5: intValue(vals[6])}
+			in.Opcode, _ = vals[1].(string)
+			switch p4 := vals[5].(type) {
+			case string:
+				in.P4 = p4
+			case []byte:
+				in.P4 = string(p4)
+			case int64:
+				in.P4 = strconv.FormatInt(p4, 10)
+			}
+			prog = append(prog, in)
+		}
+	})
+	return prog, err
+}
+
+// intValue is v as an int64 (EXPLAIN's P1, P2, P3 and P5 are integers).
+func intValue(v driver.Value) int64 {
+	n, _ := v.(int64)
+	return n
 }
 
 // A verdict is what checkProgram found out about a program.
