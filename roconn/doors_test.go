@@ -246,3 +246,34 @@ func TestSchemaChangeFailsClosed(t *testing.T) {
 		t.Error("no statement was refused for the changed schema")
 	}
 }
+
+// TestShadowFallback: a table whose CREATE statement cannot run on a bare
+// connection (it names a collation only the owner's application registers)
+// still opens; what can be read of it reads, and its hidden column stays
+// hidden.
+func TestShadowFallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "coll.db")
+	execScript(t, path, `CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT COLLATE NOCASE, secret TEXT);
+		INSERT INTO notes VALUES (1, 'hello', 'SECRET one'), (2, 'world', 'SECRET two');
+		PRAGMA writable_schema = ON;
+		UPDATE sqlite_schema SET sql = replace(sql, 'NOCASE', 'app_collation') WHERE name = 'notes';`)
+	p, err := roconn.ParsePolicy([]byte("expose: {notes: {hide: [secret]}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	if res, err := db.Query(context.Background(), "SELECT id, length(body) FROM notes ORDER BY id"); err != nil || fmt.Sprint(res.Rows) != "[[1 5] [2 5]]" {
+		t.Errorf("visible columns: %v, %v", res, err)
+	}
+	for _, q := range []string{"SELECT secret FROM notes", "SELECT * FROM notes", "SELECT count(*) FROM notes JOIN (SELECT 'SECRET one' AS secret) USING (secret)"} {
+		res, err := db.Query(context.Background(), q)
+		noLeak(t, q, describe(res, err), []string{"SECRET"})
+		if layerOf(err) == "" {
+			t.Errorf("%s: %v, want a refusal", q, err)
+		}
+	}
+}

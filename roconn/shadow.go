@@ -200,27 +200,36 @@ func tableDoor(t *schemaObject, hidden map[string]bool) allowance {
 	return allowance{t: x}
 }
 
+// A shadowStmt is one statement that builds the shadow, and what to run
+// instead if it fails ("": nothing).
+type shadowStmt struct{ sql, fallback string }
+
 // shadowScript returns the statements that build the shadow: each exposed
 // table by its own CREATE statement and its indexes', each exposed view as
 // a table of its result columns. A virtual table is left out: no program
-// that reads one passes the check.
-func shadowScript(exposed []exposure) []string {
-	var script []string
+// that reads one passes the check. A table whose statement does not run on
+// a bare connection (a collation only the owner's application registers,
+// say) becomes a table of its columns; such an index is left out.
+func shadowScript(exposed []exposure) []shadowStmt {
+	var script []shadowStmt
+	columnsTable := func(o *schemaObject) string {
+		cols := make([]string, len(o.columns))
+		for i, c := range o.columns {
+			cols[i] = quoteIdent(c.name)
+		}
+		return "CREATE TABLE " + quoteIdent(o.name) + " (" + strings.Join(cols, ", ") + ")"
+	}
 	for _, e := range exposed {
 		o := e.obj
 		switch {
 		case o.virtual:
 		case o.isView:
-			cols := make([]string, len(o.columns))
-			for i, c := range o.columns {
-				cols[i] = quoteIdent(c.name)
-			}
-			script = append(script, "CREATE TABLE "+quoteIdent(o.name)+" ("+strings.Join(cols, ", ")+")")
+			script = append(script, shadowStmt{sql: columnsTable(o)})
 		default:
-			script = append(script, o.sql)
+			script = append(script, shadowStmt{sql: o.sql, fallback: columnsTable(o)})
 			for _, ix := range o.indexes {
 				if ix.sql != "" {
-					script = append(script, ix.sql)
+					script = append(script, shadowStmt{sql: ix.sql})
 				}
 			}
 		}
@@ -232,7 +241,7 @@ func shadowScript(exposed []exposure) []string {
 // from script, then made query-only, with an authorizer that records reads.
 type shadowConnector struct {
 	driver *sqlite.Driver
-	script []string
+	script []shadowStmt
 	roots  map[string]int64 // once known: what each new connection's root pages must be
 }
 
@@ -261,10 +270,15 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 	if !ok {
 		return nil, fmt.Errorf("a %T lacks the driver interfaces database/sql needs", dc)
 	}
-	for _, stmt := range append(slices.Clone(c.script), "PRAGMA query_only = 1") {
-		if _, err := conn.ExecContext(ctx, stmt, nil); err != nil {
-			return nil, err
+	for _, stmt := range c.script {
+		if _, err := conn.ExecContext(ctx, stmt.sql, nil); err != nil && stmt.fallback != "" {
+			if _, err := conn.ExecContext(ctx, stmt.fallback, nil); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1", nil); err != nil {
+		return nil, err
 	}
 	if c.roots != nil {
 		rows, err := conn.QueryContext(ctx, "SELECT name, rootpage FROM sqlite_schema WHERE type IN ('table', 'index')", nil)
