@@ -155,6 +155,9 @@ type authState struct {
 	// counts holds, per table, how many reads of its column "" the views
 	// compiled so far in the statement allow (see access.counts).
 	counts map[string]int
+	// last and lastText remember the last statement begin judged: Query
+	// compiles each statement twice.
+	last, lastText string
 }
 
 // authorize is the sqlite.AuthorizerFn installed on the connection.
@@ -205,10 +208,12 @@ func (s *authState) reset() {
 // of a statement, so that the authorizer judges the statement's text too
 // (see access.textRefusal) and denies all of it if the text is refused.
 func (s *authState) begin(stmt string) {
-	text := s.access.textRefusal(stmt)
 	s.mu.Lock()
-	s.denied, s.weak, s.text, s.counts = "", false, text, nil
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if stmt != s.last || s.last == "" {
+		s.last, s.lastText = stmt, s.access.textRefusal(stmt)
+	}
+	s.denied, s.weak, s.text, s.counts = "", false, s.lastText, nil
 }
 
 // denial returns the reason for the first denial since reset, or "".
