@@ -286,3 +286,7 @@ SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS "iban") USING ("i
 SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS iban) USING (/* x */ iban)
 -- name: redteam/manager-email-join
 SELECT a.id FROM accounts a JOIN email_domains e ON e.id = a.id WHERE a.manager_email LIKE '%'
+-- name: cte/subquery-alias-named-like-view
+SELECT name FROM (SELECT id, name, dept_id FROM employees) AS west_staff
+-- name: cte/table-alias-named-like-view
+SELECT dept_pay.salary FROM employees AS dept_pay
