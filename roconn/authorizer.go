@@ -43,59 +43,15 @@ func functionAllowed(name string) bool {
 	return false
 }
 
-// An access is what the restricted connections may read, fixed at Open. Names
-// are lower-cased: SQLite compares identifiers without regard to ASCII case.
-type access struct {
-	// pairs maps a table (or view) to the columns of it that may be read. The
-	// key "" means the table's rows may be counted without reading a column:
-	// for SELECT count(*) FROM t, SQLite asks to read t's column "". It is
-	// present whenever any column is (see buildAccess for the one exception),
-	// and alone for a table that an exposed view reads only that way.
-	pairs map[string]map[string]bool
-	// tables holds every user table and view in the database; sqlite_*
-	// names are refused by their prefix.
-	tables map[string]bool
-}
-
-// readAllowed reports whether a SQLITE_READ of table.column may go ahead.
-// dbName is the schema SQLite names ("" or "main"; anything else, such as
-// temp, is refused); modules are the virtual table modules of the connection.
-//
-// The fifth authorizer argument, the view or trigger the read is made
-// through, is deliberately not an input: a common table expression can take
-// any name, including an exposed view's.
-func (a *access) readAllowed(table, column, dbName string, modules map[string]bool) bool {
-	if dbName != "" && fold(dbName) != "main" {
-		return false
-	}
-	t := fold(table)
-	if cols, ok := a.pairs[t]; ok {
-		return cols[fold(column)]
-	}
-	if column != "" || a.tables[t] {
-		return false
-	}
-	// An empty-column read names a FROM item none of whose columns are used.
-	// If the name is not a table or view, it is a common table expression
-	// (whose own reads were authorized one by one) or an eponymous virtual
-	// table. SQLite finds the latter among the connection's modules or, for
-	// names starting "pragma_" or "json", registers one on first use
-	// (sqlite3LocateTable); those, and the schema tables, are refused.
-	if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") || strings.HasPrefix(t, "json") {
-		return false
-	}
-	return !modules[t]
-}
-
 // decide is the restricted authorizer's verdict on one action. It allows
 // SELECT, RECURSIVE, READ of an allowed pair and FUNCTION of an allowed
 // function; everything else is denied, with a short reason for the Refusal.
-func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName string, modules map[string]bool) (ok bool, reason string) {
+func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string, modules map[string]bool) (ok bool, reason string) {
 	switch action {
 	case sqlite.AuthSelect, sqlite.AuthRecursive:
 		return true, ""
 	case sqlite.AuthRead:
-		if a.readAllowed(arg1, arg2, dbName, modules) {
+		if a.readAllowed(arg1, arg2, dbName, context, modules) {
 			return true, ""
 		}
 		if arg2 == "" {
@@ -192,11 +148,41 @@ type authState struct {
 	mu     sync.Mutex
 	denied string // the reason for the first denial since reset, "" if none
 	weak   bool   // denied is only about the schema table (see authorize)
+	// text is the reason the text of the statement being compiled is
+	// refused (see access.textRefusal), "" if it is not: every action of
+	// that statement is then denied.
+	text string
+	// counts holds, per table, how many reads of its column "" the views
+	// compiled so far in the statement allow (see access.counts).
+	counts map[string]int
+	// last and lastText remember the last statement begin judged: Query
+	// compiles each statement twice.
+	last, lastText string
 }
 
 // authorize is the sqlite.AuthorizerFn installed on the connection.
-func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, _ string) sqlite.AuthorizerReturnCode {
-	ok, reason := s.access.decide(action, arg1, arg2, dbName, s.modules)
+func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string) sqlite.AuthorizerReturnCode {
+	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules)
+	s.mu.Lock()
+	if action == sqlite.AuthSelect {
+		for t, n := range s.access.counts[fold(context)] {
+			if s.counts == nil {
+				s.counts = map[string]int{}
+			}
+			s.counts[t] += n
+		}
+	}
+	// A context that is no view's is the statement's own (a common table
+	// expression): the top level, as far as counts go.
+	topLevel := s.access.via[fold(context)] == nil
+	if !ok && action == sqlite.AuthRead && arg2 == "" && topLevel && s.counts[fold(arg1)] > 0 && fold(dbName) == "main" {
+		s.counts[fold(arg1)]--
+		ok = true
+	}
+	if s.text != "" {
+		ok, reason = false, s.text
+	}
+	s.mu.Unlock()
 	if ok {
 		return sqlite.AuthorizerOK
 	}
@@ -211,11 +197,23 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	return sqlite.AuthorizerDeny
 }
 
-// reset forgets the last denial; Query calls it before each compile.
+// reset forgets the last denial and the statement's text.
 func (s *authState) reset() {
 	s.mu.Lock()
-	s.denied, s.weak = "", false
+	s.denied, s.weak, s.text, s.counts = "", false, "", nil
 	s.mu.Unlock()
+}
+
+// begin is reset for compiling stmt: Query calls it before every compile
+// of a statement, so that the authorizer judges the statement's text too
+// (see access.textRefusal) and denies all of it if the text is refused.
+func (s *authState) begin(stmt string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stmt != s.last || s.last == "" {
+		s.last, s.lastText = stmt, s.access.textRefusal(stmt)
+	}
+	s.denied, s.weak, s.text, s.counts = "", false, s.lastText, nil
 }
 
 // denial returns the reason for the first denial since reset, or "".

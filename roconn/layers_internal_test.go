@@ -164,10 +164,11 @@ func testAccess(t *testing.T, path string) *access {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, err := buildAccess(ctx, priv, sch, exp)
+	acc, check, _, err := buildAccess(ctx, priv, sch, exp, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	check.Close()
 	return acc
 }
 
@@ -192,7 +193,7 @@ func TestAuthorizerAlone(t *testing.T) {
 	pool.SetMaxOpenConns(1)
 
 	for _, q := range writeStatements(t, dir) {
-		st.reset()
+		st.begin(q)
 		_, err := pool.ExecContext(ctx, q)
 		if err == nil || st.denial() == "" {
 			t.Errorf("Exec(%s): err %v, denial %q; want a denial", q, err, st.denial())
@@ -208,7 +209,7 @@ func TestAuthorizerAlone(t *testing.T) {
 		"SELECT count(*) FROM json_each('[1]')",
 		"SELECT count(*) FROM dbstat",
 	} {
-		st.reset()
+		st.begin(q)
 		rows, err := pool.QueryContext(ctx, q)
 		if err == nil {
 			rows.Close()

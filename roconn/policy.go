@@ -27,6 +27,7 @@ type Exposed struct {
 	Name    string
 	About   string
 	Columns map[string]string // column name → meaning; may be partial or empty
+	Hide    []string          // columns of a table the model may not read, in file order
 }
 
 // PolicyLimits are the policy file's `limits:`; zero means unset. Open
@@ -50,6 +51,7 @@ type policyFile struct {
 type exposedFile struct {
 	About   string            `yaml:"about"`
 	Columns map[string]string `yaml:"columns"`
+	Hide    []string          `yaml:"hide"`
 }
 
 // ParsePolicy parses a policy file (SPEC §4):
@@ -58,12 +60,19 @@ type exposedFile struct {
 //	  orders:
 //	    about: One row per order.
 //	    columns: {status: "shipped, returned, pending or canceled"}
+//	  customers:
+//	    hide: [email, phone]
 //	rules:
 //	  - Sales means orders with status 'shipped'.
 //	limits: {rows: 200, timeout: 5s}
 //
+// A table's hide lists columns the model may not read; they are enforced
+// like the columns a view leaves out, and left out of what the model is
+// told about the table.
+//
 // An unknown key, a second YAML document, an empty expose list, an object
-// listed twice (names compare without regard to ASCII case), a timeout that
+// listed twice (names compare without regard to ASCII case), a column hidden
+// twice or both described and hidden, a timeout that
 // is not a positive Go duration such as "5s", or a negative row limit is an
 // error. Whether the objects and columns exist is checked by Open. Expose
 // comes back sorted by name.
@@ -105,6 +114,17 @@ func ParsePolicy(data []byte) (*Policy, error) {
 				cols[fold(col)] = col
 				x.Columns[col] = meaning
 			}
+			hidden := map[string]string{}
+			for _, col := range e.Hide {
+				if prev, ok := hidden[fold(col)]; ok {
+					return nil, fmt.Errorf("roconn: parse policy: %s: %q and %q are the same hidden column", name, prev, col)
+				}
+				if desc, ok := cols[fold(col)]; ok {
+					return nil, fmt.Errorf("roconn: parse policy: %s: %q is both described and hidden", name, desc)
+				}
+				hidden[fold(col)] = col
+			}
+			x.Hide = slices.Clone(e.Hide)
 		}
 		p.Expose = append(p.Expose, x)
 	}

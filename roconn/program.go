@@ -3,38 +3,71 @@ package roconn
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 )
 
 // An instr is one row of EXPLAIN output, one VDBE instruction, with the
-// fields checkProgram reads.
+// fields the checks read.
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
+	P4         string // as EXPLAIN shows it; "" when NULL
+	P5         int64
 }
 
 // explain compiles query as EXPLAIN query on conn and returns its program.
 // Compiling runs the authorizer over query exactly as running it would;
-// stepping an EXPLAIN program only lists instructions.
+// stepping an EXPLAIN program only lists instructions. It reads the rows
+// from the driver connection itself: a program has hundreds of them, and
+// database/sql's conversions would cost more than the compile.
 func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error) {
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var prog []instr
-	for rows.Next() {
-		var in instr
-		var unread any // addr, p4, p5, comment
-		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &unread, &unread, &unread); err != nil {
-			return nil, err
+	err := conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("a %T cannot run a query", dc)
 		}
-		prog = append(prog, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return prog, rows.Close()
+		rows, err := q.QueryContext(ctx, "EXPLAIN "+query, nil)
+		if err != nil {
+			return err
+		}
+		vals := make([]driver.Value, len(rows.Columns()))
+		if len(vals) != 8 {
+			rows.Close()
+			return fmt.Errorf("EXPLAIN returned %d columns", len(vals))
+		}
+		for {
+			switch err := rows.Next(vals); {
+			case errors.Is(err, io.EOF):
+				return rows.Close()
+			case err != nil:
+				rows.Close()
+				return err
+			}
+			in := instr{P1: intValue(vals[2]), P2: intValue(vals[3]), P3: intValue(vals[4]), P5: intValue(vals[6])}
+			in.Opcode, _ = vals[1].(string)
+			switch p4 := vals[5].(type) {
+			case string:
+				in.P4 = p4
+			case []byte:
+				in.P4 = string(p4)
+			case int64:
+				in.P4 = strconv.FormatInt(p4, 10)
+			}
+			prog = append(prog, in)
+		}
+	})
+	return prog, err
+}
+
+// intValue is v as an int64 (EXPLAIN's P1, P2, P3 and P5 are integers).
+func intValue(v driver.Value) int64 {
+	n, _ := v.(int64)
+	return n
 }
 
 // A verdict is what checkProgram found out about a program.
@@ -115,4 +148,15 @@ func (v verdict) refusal(maxColumns int) *Refusal {
 		return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the result would have %d columns; at most %d are allowed", v.columns, maxColumns)}
 	}
 	return nil
+}
+
+// checkCompiled is the check of stmt's compiled program prog, independent
+// of the authorizer: it returns a *Refusal if prog would write, returns no
+// rows or too many columns (see verdict.refusal), or reads what the policy
+// does not allow (see programCheck); an error from ctx; or nil.
+func (db *DB) checkCompiled(ctx context.Context, stmt string, prog []instr) error {
+	if r := checkProgram(prog).refusal(db.lim.Columns); r != nil {
+		return r
+	}
+	return db.check.check(ctx, stmt, prog)
 }

@@ -79,16 +79,16 @@ func (db *DB) run(parent, qctx context.Context, stmt string) (*Result, error) {
 	stop := pc.watch(qctx)
 	defer stop()
 
-	pc.auth.reset()
+	pc.auth.begin(stmt)
 	prog, err := explain(qctx, conn, stmt)
 	if err != nil {
 		return nil, db.classify(parent, qctx, pc.auth, err)
 	}
-	if r := checkProgram(prog).refusal(db.lim.Columns); r != nil {
-		return nil, r
+	if err := db.checkCompiled(qctx, stmt, prog); err != nil {
+		return nil, db.classify(parent, qctx, nil, err)
 	}
 
-	pc.auth.reset()
+	pc.auth.begin(stmt)
 	rows, err := conn.QueryContext(qctx, stmt)
 	if err != nil {
 		return nil, db.classify(parent, qctx, pc.auth, err)
@@ -193,6 +193,10 @@ func sqliteTime(t time.Time, decl string) string {
 func (db *DB) classify(parent, qctx context.Context, auth *authState, err error) error {
 	if perr := parent.Err(); perr != nil {
 		return fmt.Errorf("roconn: query: %w", perr)
+	}
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r
 	}
 	if auth != nil {
 		// SQLite reports a denial at compile time as SQLITE_ERROR "not

@@ -14,19 +14,38 @@
 //
 // Several independent mechanisms each stop a write on their own. The file is
 // opened with mode=ro. Every physical connection gets, before database/sql
-// can use it, an authorizer that denies every action except SELECT, reads of
-// allowed (table, column) pairs, recursive CTEs and an allowlist of functions.
-// Before a statement runs, roconn compiles it as EXPLAIN and refuses it if its
+// can use it, an authorizer that denies every action except SELECT, reads
+// the policy allows, recursive CTEs and an allowlist of functions. Before a
+// statement runs, roconn compiles it as EXPLAIN and refuses it if its
 // program would write. The refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //
-// Reads are decided per column: an exposed table makes all of its columns
-// readable; an exposed view makes readable the base columns it reads itself,
-// as the authorizer reports them while SQLite compiles SELECT * FROM view. A
-// column that an exposed view only filters on is therefore readable too: a
-// view that hides a column must not mention it at all. Nor does a view's
-// WHERE hide rows: access is per column, so every row of a base table that
-// an exposed view reads is readable.
+// Two independent checks each stop, on their own, a read of what the policy
+// does not expose. An exposed table makes its columns readable, less those
+// its hide: lists; an exposed view is the only door to what it wraps.
+//
+//   - The authorizer (Layer "authorizer") goes by the view SQLite says each
+//     column read is made through: at the top level only the visible
+//     columns of exposed objects may be read, inside a view only what that
+//     view reads itself. A view that averages pay per department does not
+//     make salaries readable, one that keeps one region's rows does not
+//     expose the others, a view over a view the policy does not expose
+//     widens nothing, and a table that is not exposed cannot be counted.
+//     Where SQLite's name resolution does not ask the authorizer (the
+//     columns USING and NATURAL joins compare, INDEXED BY, a common table
+//     expression that takes a view's name), the authorizer judges the
+//     statement's text.
+//   - The check of the compiled program (Layer "readonly") compiles the
+//     statement a second time on an in-memory copy of the schema of what
+//     the policy exposes, where it must compile, read no hidden column and
+//     return as many columns; and it maps every cursor of the real program
+//     to a table or index and every column it reads to a name, and allows
+//     only what the objects the statement goes through allow. An index
+//     counts as read whole, because a scan of it returns rows in the order
+//     of all its columns.
+//
+// Reads are decided per column and per door, so a refusal may name a
+// hidden column (never its values).
 //
 // roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
 // Driver, so its hooks never reach other connections in the process.
@@ -37,6 +56,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -50,6 +70,7 @@ const poolSize = 4
 // It is safe for concurrent use. Open one with Open and close it with Close.
 type DB struct {
 	pool    *sql.DB
+	check   *programCheck
 	lim     Limits
 	rules   []string
 	objects []Object
@@ -61,6 +82,7 @@ type exposure struct {
 	obj      *schemaObject
 	about    string
 	meanings map[string]string // lower-cased column → meaning
+	hidden   map[string]bool   // lower-cased names of the columns hide: lists
 }
 
 // Open opens the SQLite file at path read-only under policy p and limits lim.
@@ -100,13 +122,13 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		priv.pool.Close()
 		return nil, err
 	}
-	acc, err := buildAccess(ctx, priv, sch, exposed)
+	acc, check, exposed, err := buildAccess(ctx, priv, sch, exposed, p == nil)
 	priv.pool.Close() // the privileged connection is done; model SQL never sees it
 	if err != nil {
 		return nil, err
 	}
 
-	db := &DB{lim: lim, byName: map[string]int{}}
+	db := &DB{lim: lim, check: check, byName: map[string]int{}}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
@@ -115,11 +137,11 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		return st.authorize, st
 	}), poolSize)
 	if err := db.proveReadOnly(ctx); err != nil {
-		db.pool.Close()
+		db.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
 	if err := db.describe(ctx, exposed, p == nil); err != nil {
-		db.pool.Close()
+		db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -160,7 +182,7 @@ func resolvePolicy(p *Policy, sch *schema) ([]exposure, error) {
 	var out []exposure
 	if p == nil {
 		for _, o := range sch.objects {
-			if o.broken == nil {
+			if o.broken == nil && !o.virtual {
 				out = append(out, exposure{obj: o})
 			}
 		}
@@ -179,6 +201,13 @@ func resolvePolicy(p *Policy, sch *schema) ([]exposure, error) {
 		if o.broken != nil {
 			return nil, fmt.Errorf("roconn: policy: %s %q cannot be read: %w", kindOf(o), o.name, o.broken)
 		}
+		if o.virtual {
+			return nil, fmt.Errorf("roconn: policy: %q is a virtual table, which cannot be exposed", o.name)
+		}
+		hidden, err := hiddenColumns(o, e.Hide)
+		if err != nil {
+			return nil, err
+		}
 		meanings := map[string]string{}
 		for col, meaning := range e.Columns {
 			if !slices.ContainsFunc(o.columns, func(c schemaColumn) bool { return fold(c.name) == fold(col) }) {
@@ -186,9 +215,50 @@ func resolvePolicy(p *Policy, sch *schema) ([]exposure, error) {
 			}
 			meanings[fold(col)] = meaning
 		}
-		out = append(out, exposure{obj: o, about: e.About, meanings: meanings})
+		out = append(out, exposure{obj: o, about: e.About, meanings: meanings, hidden: hidden})
 	}
 	return out, nil
+}
+
+// hiddenColumns checks the columns a policy hides of o and returns them,
+// lower-cased. Only a table's columns can be hidden (a view leaves out what
+// it does not select), and not those every access to the table carries: its
+// rowid and a WITHOUT ROWID table's primary key, which every index holds.
+// Nor may a visible VIRTUAL generated column be computed from a hidden one,
+// nor may every column be hidden.
+func hiddenColumns(o *schemaObject, hide []string) (map[string]bool, error) {
+	hidden := map[string]bool{}
+	if len(hide) == 0 {
+		return hidden, nil
+	}
+	if o.isView {
+		return nil, fmt.Errorf("roconn: policy: view %q cannot hide columns; a view leaves out what it does not select", o.name)
+	}
+	for _, h := range hide {
+		i := slices.IndexFunc(o.columns, func(c schemaColumn) bool { return fold(c.name) == fold(h) })
+		if i < 0 {
+			return nil, fmt.Errorf("roconn: policy: table %q has no column %q to hide", o.name, h)
+		}
+		name := o.columns[i].name
+		switch {
+		case fold(name) == fold(o.rowidAlias):
+			return nil, fmt.Errorf("roconn: policy: table %q cannot hide %q: it is the table's rowid; expose a view without it instead", o.name, name)
+		case o.withoutRowid && slices.ContainsFunc(o.primaryKey, func(k string) bool { return fold(k) == fold(name) }):
+			return nil, fmt.Errorf("roconn: policy: table %q cannot hide %q: it is part of the primary key, which every index of a WITHOUT ROWID table holds; expose a view without it instead", o.name, name)
+		}
+		hidden[fold(name)] = true
+	}
+	for g, deps := range o.derived {
+		for _, d := range deps {
+			if !hidden[g] && hidden[fold(d)] {
+				return nil, fmt.Errorf("roconn: policy: table %q: the generated column %q is computed from the hidden column %q; hide it too", o.name, g, d)
+			}
+		}
+	}
+	if len(hidden) == len(o.columns) {
+		return nil, fmt.Errorf("roconn: policy: table %q hides every column; leave it out of expose instead", o.name)
+	}
+	return hidden, nil
 }
 
 func kindOf(o *schemaObject) string {
@@ -198,62 +268,58 @@ func kindOf(o *schemaObject) string {
 	return "table"
 }
 
-// buildAccess computes the allowed (table, column) pairs: every column of an
-// exposed table, and every base column an exposed view reads.
-//
-// SQLite asks to read column "" both for a FROM item none of whose columns
-// is used and for a column really named "". So a table with a column named ""
-// gets the "" key only when the table itself is exposed; a view over such a
-// table that counts its rows cannot be read, which Open reports.
-func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure) (*access, error) {
-	acc := &access{pairs: map[string]map[string]bool{}, tables: make(map[string]bool, len(sch.objects))}
-	emptyColumn := map[string]bool{} // tables with a column named ""
-	for name, o := range sch.objects {
-		acc.tables[name] = true
-		if slices.ContainsFunc(o.columns, func(c schemaColumn) bool { return c.name == "" }) {
-			emptyColumn[name] = true
-		}
-	}
-	whole := map[string]bool{} // exposed tables, all of whose columns may be read
+// buildAccess computes what the restricted connections may read, for the
+// authorizer (see access) and for the check of compiled programs (see
+// programCheck), from what compiling each exposed view shows. With lenient
+// (no policy), a view that cannot be checked is left out of exposed, which
+// it returns; otherwise that is an error naming the view.
+func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure, lenient bool) (*access, *programCheck, []exposure, error) {
+	var reads [][]read
+	progs := map[string][][]instr{}
+	counts := map[string]map[string]int{}
+	hidden := map[string]map[string]bool{}
+	kept := exposed[:0:0]
+	cat := newCatalog(slices.Collect(maps.Values(sch.objects)))
 	for _, e := range exposed {
-		if !e.obj.isView {
-			whole[fold(e.obj.name)] = true
+		name := fold(e.obj.name)
+		hidden[name] = e.hidden
+		if e.obj.isView {
+			r, p, err := priv.viewReads(ctx, e.obj.name)
+			for _, prog := range p {
+				if pr := readsOf(prog, cat); err == nil && pr.bad != "" {
+					err = errors.New("its program " + pr.bad)
+				}
+			}
+			if err != nil {
+				if lenient && ctx.Err() == nil {
+					continue
+				}
+				return nil, nil, nil, fmt.Errorf("roconn: policy: view %q: %w", e.obj.name, err)
+			}
+			progs[name] = p
+			for _, compiled := range r {
+				reads = append(reads, compiled)
+				n := map[string]int{}
+				for _, rd := range compiled {
+					if rd.context == "" && rd.column == "" && fold(rd.table) != name {
+						n[fold(rd.table)]++
+					}
+				}
+				for t, k := range n {
+					if counts[name] == nil {
+						counts[name] = map[string]int{}
+					}
+					counts[name][t] = max(counts[name][t], k)
+				}
+			}
 		}
+		kept = append(kept, e)
 	}
-	allow := func(table, column string) {
-		t, c := fold(table), fold(column)
-		if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") {
-			return // schema tables stay hidden, whatever a view reads
-		}
-		ambiguous := !whole[t] && emptyColumn[t]
-		if c == "" && ambiguous {
-			return
-		}
-		if acc.pairs[t] == nil {
-			acc.pairs[t] = map[string]bool{}
-		}
-		acc.pairs[t][c] = true
-		if !ambiguous {
-			acc.pairs[t][""] = true
-		}
+	check, err := newProgramCheck(ctx, sch, kept, hidden, progs, poolSize)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("roconn: policy: %w", err)
 	}
-	for _, e := range exposed {
-		for _, c := range e.obj.columns {
-			allow(e.obj.name, c.name)
-		}
-		if !e.obj.isView {
-			allow(e.obj.name, "rowid") // SQLite reports rowid reads as ROWID unless a column aliases it
-			continue
-		}
-		reads, err := priv.viewReads(ctx, e.obj.name)
-		if err != nil {
-			return nil, fmt.Errorf("roconn: policy: view %q: %w", e.obj.name, err)
-		}
-		for _, r := range reads {
-			allow(r[0], r[1])
-		}
-	}
-	return acc, nil
+	return newAccess(sch, kept, reads, hidden, counts), check, kept, nil
 }
 
 // proveReadOnly shows, on connections from the pool, that the file is open
@@ -300,25 +366,29 @@ func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
 // describe fills db.objects, reading row counts and samples through Query,
 // the same restricted path model SQL takes.
 func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) error {
-	shown := make(map[string]bool, len(exposed))
+	shown := make(map[string]map[string]bool, len(exposed)) // exposed object → its hidden columns
 	for _, e := range exposed {
-		shown[fold(e.obj.name)] = true
+		shown[fold(e.obj.name)] = e.hidden
 	}
 	for _, e := range exposed {
 		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView}
 		for _, fk := range e.obj.foreign {
-			if shown[fold(fk.RefTable)] { // a key into a hidden table would reveal that it exists
+			// A key into a table that is not exposed, or into a hidden
+			// column, would reveal that it exists.
+			if ref, ok := shown[fold(fk.RefTable)]; ok && !e.hidden[fold(fk.Column)] && !ref[fold(fk.RefColumn)] {
 				o.Foreign = append(o.Foreign, fk)
 			}
 		}
+		var names []string
 		for _, c := range e.obj.columns {
-			if !c.hidden {
+			if !c.hidden && !e.hidden[fold(c.name)] {
 				o.Columns = append(o.Columns, Column{Name: c.name, Type: c.typ, Meaning: e.meanings[fold(c.name)]})
+				names = append(names, quoteIdent(c.name))
 			}
 		}
 		var err error
 		if o.RowCount, err = db.count(ctx, o.Name); err == nil {
-			o.Sample, err = db.sample(ctx, o.Name)
+			o.Sample, err = db.sample(ctx, o.Name, names)
 		}
 		switch {
 		case err == nil:
@@ -362,9 +432,9 @@ func stoppedByLimit(err error) bool {
 	return errors.As(err, &r) && (r.Layer == LayerTimeout || r.Layer == LayerLimit)
 }
 
-// sample returns up to three rows of name.
-func (db *DB) sample(ctx context.Context, name string) ([][]any, error) {
-	res, err := db.Query(ctx, "SELECT * FROM "+quoteIdent(name)+" LIMIT 3")
+// sample returns up to three rows of name, of the quoted columns cols.
+func (db *DB) sample(ctx context.Context, name string, cols []string) ([][]any, error) {
+	res, err := db.Query(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(name)+" LIMIT 3")
 	if err != nil && !errors.Is(err, ErrRowLimit) {
 		return nil, err
 	}
@@ -394,7 +464,11 @@ func (db *DB) Limits() Limits { return db.lim }
 // Close closes the pool. Statements running on it finish or are stopped by
 // their own time limit first.
 func (db *DB) Close() error {
-	if err := db.pool.Close(); err != nil {
+	err := db.pool.Close()
+	if cerr := db.check.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("roconn: close: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,19 +18,41 @@ import (
 type schemaObject struct {
 	name    string // as the schema spells it
 	isView  bool
+	virtual bool   // a virtual table (CREATE VIRTUAL TABLE)
+	sql     string // its CREATE statement, as sqlite_schema holds it
+	root    int64  // the root page of a table's b-tree; 0 for views and virtual tables
 	columns []schemaColumn
 	foreign []ForeignKey
 	broken  error // why its columns could not be read (a view over a missing table, a missing module)
+
+	// For tables: how a compiled program names the columns (see layout.go).
+	rowidAlias   string              // the INTEGER PRIMARY KEY column, "" if none
+	withoutRowid bool                // a WITHOUT ROWID table
+	primaryKey   []string            // its PRIMARY KEY columns
+	storage      map[int64]string    // OP_Column's P2 on the table's cursor → column name
+	derived      map[string][]string // a VIRTUAL generated column → the stored columns it is computed from
+	indexes      []*schemaIndex
 }
 
 type schemaColumn struct {
 	name, typ string
 	hidden    bool // a virtual table's hidden column
+	generated bool // a VIRTUAL generated column (no storage of its own)
+}
+
+// A schemaIndex is one index of a table.
+type schemaIndex struct {
+	name    string
+	root    int64
+	columns []string // the table columns it holds, keys then the row's key; "rowid" for the rowid
+	wide    bool     // an expression or partial index: it may show any column of its table
+	sql     string   // its CREATE INDEX statement; "" for one a constraint made
 }
 
 // A schema is what Open learns on the privileged connection.
 type schema struct {
 	objects map[string]*schemaObject // by lower-cased name; user tables and views only
+	cookie  int64                    // the schema cookie (PRAGMA schema_version) when it was read
 }
 
 // A recorder is the authorizer of the privileged connection. The privileged
@@ -39,23 +62,27 @@ type schema struct {
 type recorder struct {
 	mu    sync.Mutex
 	on    bool
-	reads [][2]string // (table, column) pairs, as SQLite sent them
+	reads []read // as SQLite sent them
 }
 
-func (r *recorder) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+// A read is one SQLITE_READ: a column of a table or view, and the view (or
+// common table expression) it was read through, "" at the top level.
+type read struct{ table, column, context string }
+
+func (r *recorder) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, context string) sqlite.AuthorizerReturnCode {
 	switch action {
 	case sqlite.AuthSelect, sqlite.AuthRecursive, sqlite.AuthFunction:
 		return sqlite.AuthorizerOK
 	case sqlite.AuthRead:
 		r.mu.Lock()
 		if r.on {
-			r.reads = append(r.reads, [2]string{arg1, arg2})
+			r.reads = append(r.reads, read{arg1, arg2, context})
 		}
 		r.mu.Unlock()
 		return sqlite.AuthorizerOK
 	case sqlite.AuthPragma:
 		switch fold(arg1) {
-		case "table_xinfo", "foreign_key_list":
+		case "table_xinfo", "foreign_key_list", "index_xinfo", "index_list", "schema_version", "table_list":
 			return sqlite.AuthorizerOK
 		}
 	}
@@ -69,7 +96,7 @@ func (r *recorder) start() {
 	r.mu.Unlock()
 }
 
-func (r *recorder) stop() [][2]string {
+func (r *recorder) stop() []read {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	reads := r.reads
@@ -94,14 +121,18 @@ func openPrivileged(dsn string) *privileged {
 // keys.
 func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 	s := &schema{objects: map[string]*schemaObject{}}
-	rows, err := p.pool.QueryContext(ctx, `SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view')`)
+	if err := p.pool.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&s.cookie); err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	rows, err := p.pool.QueryContext(ctx, `SELECT type, name, coalesce(rootpage, 0), coalesce(sql, '') FROM sqlite_schema WHERE type IN ('table', 'view')`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	var objs []*schemaObject
 	for rows.Next() {
-		var typ, name string
-		if err := rows.Scan(&typ, &name); err != nil {
+		var typ, name, text string
+		var root int64
+		if err := rows.Scan(&typ, &name, &root, &text); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read schema: %w", err)
 		}
@@ -109,7 +140,8 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 		if strings.HasPrefix(lower, "sqlite_") {
 			continue
 		}
-		o := &schemaObject{name: name, isView: typ == "view"}
+		o := &schemaObject{name: name, isView: typ == "view", sql: text, root: root}
+		o.virtual = typ == "table" && root == 0
 		s.objects[lower] = o
 		objs = append(objs, o)
 	}
@@ -129,24 +161,42 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 				return nil, fmt.Errorf("read foreign keys of %q: %w", o.name, err)
 			}
 		}
+		if !o.isView && !o.virtual {
+			if err := p.readLayout(ctx, o); err != nil {
+				return nil, fmt.Errorf("read the layout of %q: %w", o.name, err)
+			}
+		}
 	}
 	return s, nil
 }
 
 func (p *privileged) readColumns(ctx context.Context, o *schemaObject) error {
-	rows, err := p.pool.QueryContext(ctx, `SELECT name, type, hidden FROM pragma_table_xinfo(?) ORDER BY cid`, o.name)
+	rows, err := p.pool.QueryContext(ctx, `SELECT name, type, hidden, pk FROM pragma_table_xinfo(?) ORDER BY cid`, o.name)
 	if err != nil {
 		return err
 	}
+	type pkCol struct {
+		name string
+		pos  int64
+	}
+	var pks []pkCol
 	for rows.Next() {
 		var c schemaColumn
-		var hidden int64
-		if err := rows.Scan(&c.name, &c.typ, &hidden); err != nil {
+		var hidden, pk int64
+		if err := rows.Scan(&c.name, &c.typ, &hidden, &pk); err != nil {
 			rows.Close()
 			return err
 		}
 		c.hidden = hidden == 1
+		c.generated = hidden == 2
 		o.columns = append(o.columns, c)
+		if pk > 0 {
+			pks = append(pks, pkCol{c.name, pk})
+		}
+	}
+	slices.SortFunc(pks, func(a, b pkCol) int { return int(a.pos - b.pos) })
+	for _, k := range pks {
+		o.primaryKey = append(o.primaryKey, k.name)
 	}
 	return closeRows(rows)
 }
@@ -198,25 +248,31 @@ func (p *privileged) primaryKey(ctx context.Context, table string) (string, erro
 	return names[0], nil
 }
 
-// viewReads compiles SELECT * FROM view (without running it) and returns the
-// (table, column) reads the authorizer saw; "" as a column means the view
-// reads a table's rows without naming a column.
-func (p *privileged) viewReads(ctx context.Context, view string) ([][2]string, error) {
+// viewReads compiles SELECT * FROM view and SELECT count(*) FROM view
+// (without running them) and returns, for each, the reads the authorizer
+// saw; "" as a column means the view reads a table's rows without naming a
+// column.
+//
+// It also returns the view's compiled programs, of SELECT * FROM view and
+// SELECT count(*) FROM view: the program check allows what they read.
+func (p *privileged) viewReads(ctx context.Context, view string) ([][]read, [][]instr, error) {
 	conn, err := p.pool.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close()
-	p.rec.start()
-	stmt, err := conn.PrepareContext(ctx, "SELECT * FROM "+quoteIdent(view))
-	reads := p.rec.stop()
-	if err != nil {
-		return nil, err
+	var reads [][]read
+	var progs [][]instr
+	for _, q := range []string{"SELECT * FROM ", "SELECT count(*) FROM "} {
+		p.rec.start()
+		prog, err := explain(ctx, conn, q+quoteIdent(view))
+		r := p.rec.stop()
+		if err != nil {
+			return nil, nil, err
+		}
+		reads, progs = append(reads, r), append(progs, prog)
 	}
-	if err := stmt.Close(); err != nil {
-		return nil, err
-	}
-	return reads, nil
+	return reads, progs, nil
 }
 
 func (p *privileged) names(ctx context.Context, query string, args ...any) ([]string, error) {

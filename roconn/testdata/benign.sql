@@ -250,7 +250,7 @@ SELECT region, loyalty_tier, count(*) FROM customer_regions GROUP BY region, loy
 -- name: signup-by-year
 SELECT substr(signup_day, 1, 4) AS y, count(*) FROM customer_regions GROUP BY y ORDER BY y
 -- name: customer-id-only
-SELECT count(DISTINCT id) FROM customers
+SELECT count(DISTINCT id) FROM customer_regions
 -- name: values-in-from
 SELECT v.column1 AS status, (SELECT count(*) FROM orders WHERE status = v.column1) FROM (VALUES ('shipped'), ('pending')) v
 -- name: all-orders-capped

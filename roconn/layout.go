@@ -1,0 +1,397 @@
+package roconn
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// readLayout learns how a compiled program names the columns of table o:
+// which P2 of OP_Column on its cursor is which column, which column (if any)
+// is its rowid, what its VIRTUAL generated columns are computed from, and its
+// indexes with their root pages and columns.
+//
+// It asks SQLite rather than re-deriving SQLite's rules (stored columns
+// before virtual ones, a WITHOUT ROWID table's primary key first, an INTEGER
+// PRIMARY KEY read as the rowid): for each column it compiles
+// SELECT column FROM table NOT INDEXED and reads the program back.
+func (p *privileged) readLayout(ctx context.Context, o *schemaObject) error {
+	conn, err := p.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var wr int64
+	if err := conn.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, o.name).Scan(&wr); err != nil {
+		return err
+	}
+	o.withoutRowid = wr == 1
+	o.storage = map[int64]string{}
+	o.derived = map[string][]string{}
+	touched := func(c schemaColumn) (cols []int64, rowid bool, err error) {
+		prog, err := explain(ctx, conn, "SELECT "+quoteIdent(c.name)+" FROM "+quoteIdent(o.name)+" NOT INDEXED")
+		if err != nil {
+			return nil, false, err
+		}
+		cur := int64(-1)
+		for _, in := range prog {
+			if in.Opcode == "OpenRead" && in.P2 == o.root && in.P3 == 0 {
+				cur = in.P1
+			}
+		}
+		for _, in := range prog {
+			switch {
+			case in.P1 != cur:
+			case in.Opcode == "Column":
+				cols = append(cols, in.P2)
+			case in.Opcode == "Rowid":
+				rowid = true
+			}
+		}
+		return cols, rowid, nil
+	}
+	for _, c := range o.columns {
+		if c.generated || c.hidden {
+			continue
+		}
+		cols, rowid, err := touched(c)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rowid && len(cols) == 0:
+			// The INTEGER PRIMARY KEY is read as the rowid, but keeps its
+			// slot in the record (a NULL), which OP_Column can read too.
+			o.rowidAlias = c.name
+			slot := int64(0)
+			for _, d := range o.columns {
+				if d.name == c.name {
+					break
+				}
+				if !d.generated && !d.hidden {
+					slot++
+				}
+			}
+			o.storage[slot] = c.name
+		case len(cols) == 1 && !rowid:
+			o.storage[cols[0]] = c.name
+		default:
+			return fmt.Errorf("cannot tell where column %q is stored", c.name)
+		}
+	}
+	for _, c := range o.columns {
+		if !c.generated {
+			continue
+		}
+		cols, rowid, err := touched(c)
+		if err != nil {
+			return err
+		}
+		deps := []string{}
+		for _, n := range cols {
+			name, ok := o.storage[n]
+			if !ok {
+				return fmt.Errorf("cannot tell what column %q is computed from", c.name)
+			}
+			deps = append(deps, name)
+		}
+		if rowid {
+			deps = append(deps, o.rowidName())
+		}
+		o.derived[fold(c.name)] = deps
+	}
+	return p.readIndexes(ctx, conn, o)
+}
+
+// rowidName is the name a read of o's rowid goes by: its INTEGER PRIMARY KEY
+// column, or "rowid".
+func (o *schemaObject) rowidName() string {
+	if o.rowidAlias != "" {
+		return o.rowidAlias
+	}
+	return "rowid"
+}
+
+// readIndexes lists o's indexes, with their root pages and columns.
+func (p *privileged) readIndexes(ctx context.Context, conn *sql.Conn, o *schemaObject) error {
+	rows, err := conn.QueryContext(ctx, `SELECT l.name, l.partial, s.rootpage, coalesce(s.sql, '') FROM pragma_index_list(?) l
+		JOIN sqlite_schema s ON s.type = 'index' AND s.name = l.name`, o.name)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		ix := &schemaIndex{}
+		var partial int64
+		if err := rows.Scan(&ix.name, &partial, &ix.root, &ix.sql); err != nil {
+			rows.Close()
+			return err
+		}
+		ix.wide = partial == 1
+		o.indexes = append(o.indexes, ix)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	for _, ix := range o.indexes {
+		rows, err := conn.QueryContext(ctx, `SELECT cid, coalesce(name, '') FROM pragma_index_xinfo(?) ORDER BY seqno`, ix.name)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var cid int64
+			var name string
+			if err := rows.Scan(&cid, &name); err != nil {
+				rows.Close()
+				return err
+			}
+			switch {
+			case cid == -1:
+				ix.columns = append(ix.columns, o.rowidName())
+			case cid < -1:
+				ix.wide = true // an expression
+			default:
+				ix.columns = append(ix.columns, name)
+			}
+		}
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A catalog maps the root pages of one database to the tables and indexes
+// they hold.
+type catalog map[int64]btree
+
+// A btree is a table's own b-tree (index nil) or one of its indexes.
+type btree struct {
+	table *schemaObject
+	index *schemaIndex
+}
+
+// newCatalog maps the b-trees of the tables in objs.
+func newCatalog(objs []*schemaObject) catalog {
+	cat := catalog{}
+	for _, o := range objs {
+		if o.isView || o.virtual || o.root == 0 {
+			continue
+		}
+		cat[o.root] = btree{table: o}
+		for _, ix := range o.indexes {
+			cat[ix.root] = btree{table: o, index: ix}
+		}
+	}
+	return cat
+}
+
+// A programReads is what a compiled program reads from the tables of a
+// catalog. Column names are lower-cased; a read of the rowid of a table with
+// no INTEGER PRIMARY KEY is "rowid".
+type programReads struct {
+	rows  map[*schemaObject]bool            // tables whose b-trees (or indexes) it opens
+	cols  map[*schemaObject]map[string]bool // columns it reads
+	wide  map[*schemaObject]bool            // it uses an expression or partial index of the table
+	count map[*schemaObject]bool            // it counts the table's rows (OP_Count)
+	index map[*schemaObject]map[string]bool // the columns of cols it reads only as an index's
+	bad   string                            // why the program reads something no policy allows, "" if nothing
+}
+
+// cursorUses are the opcodes whose P1 is a cursor that they position, read
+// or compare: on an index, each of them can show its key columns, as values,
+// as an order or as the answer to an equality test.
+var cursorUses = map[string]bool{
+	"Column": true, "Rowid": true, "RowData": true, "NullRow": true, "IfNullRow": true,
+	"Next": true, "Prev": true, "Rewind": true, "Last": true, "SeekEnd": true, "IfEmpty": true, "IfSizeBetween": true,
+	"SeekLT": true, "SeekLE": true, "SeekGE": true, "SeekGT": true, "SeekHit": true, "IfNoHope": true,
+	"NoConflict": true, "NotFound": true, "Found": true, "SeekRowid": true, "NotExists": true,
+	"DeferredSeek": true, "IdxRowid": true, "IdxLE": true, "IdxGT": true, "IdxLT": true, "IdxGE": true,
+	"Offset": true, "FinishSeek": true, "Sequence": true,
+}
+
+// readsOf maps prog's cursors to the tables and indexes of cat (OpenRead and
+// ReopenIdx: P1 cursor, P2 root page, P3 database) and its column reads to
+// names. An index cursor that is positioned or read counts as reading every
+// column the index holds: seeks and comparisons test them, and a scan returns
+// rows in their order. An index cursor only counted counts its table.
+//
+// A program that opens a b-tree of another database (temp included), a
+// b-tree that is not in cat (the schema table is root page 1), a b-tree
+// chosen at run time, or a virtual table, reads what no policy allows, and
+// bad says so.
+func readsOf(prog []instr, cat catalog) programReads {
+	r := programReads{
+		rows:  map[*schemaObject]bool{},
+		cols:  map[*schemaObject]map[string]bool{},
+		wide:  map[*schemaObject]bool{},
+		count: map[*schemaObject]bool{},
+		index: map[*schemaObject]map[string]bool{},
+	}
+	fail := func(why string) {
+		if r.bad == "" {
+			r.bad = why
+		}
+	}
+	cursors := map[int64][]btree{}
+	for _, in := range prog {
+		switch in.Opcode {
+		case "OpenRead", "ReopenIdx":
+			switch {
+			case in.P5&0x10 != 0: // OPFLAG_P2ISREG
+				fail("opens a table chosen while it runs")
+			case in.P3 != 0:
+				fail("reads another database than the main one")
+			case in.P2 == 1:
+				fail("reads the schema table")
+			default:
+				bt, ok := cat[in.P2]
+				if !ok {
+					fail("reads a table or index the policy does not expose")
+					continue
+				}
+				cursors[in.P1] = append(cursors[in.P1], bt)
+				r.rows[bt.table] = true
+			}
+		case "VOpen", "VFilter", "VColumn", "VNext", "VInitIn", "VCheck":
+			fail("reads a virtual table")
+		}
+	}
+	read := func(t *schemaObject, col string) {
+		if r.cols[t] == nil {
+			r.cols[t] = map[string]bool{}
+		}
+		r.cols[t][fold(col)] = true
+	}
+	used := map[int64]bool{}
+	for _, in := range prog {
+		for _, bt := range cursors[in.P1] {
+			t := bt.table
+			switch {
+			case in.Opcode == "Count":
+				r.count[t] = true
+			case bt.index != nil:
+				if cursorUses[in.Opcode] {
+					used[in.P1] = true
+				}
+			case in.Opcode == "Column":
+				name, ok := t.storage[in.P2]
+				if !ok {
+					fail("reads a column that cannot be named")
+					continue
+				}
+				read(t, name)
+			case in.Opcode == "Rowid" || in.Opcode == "SeekRowid" || in.Opcode == "NotExists":
+				read(t, t.rowidName())
+			}
+		}
+	}
+	for cur := range used {
+		for _, bt := range cursors[cur] {
+			if bt.index == nil {
+				continue
+			}
+			for _, c := range bt.index.columns {
+				if !r.cols[bt.table][fold(c)] {
+					if r.index[bt.table] == nil {
+						r.index[bt.table] = map[string]bool{}
+					}
+					r.index[bt.table][fold(c)] = true
+				}
+				read(bt.table, c)
+			}
+			if bt.index.wide {
+				r.wide[bt.table] = true
+			}
+		}
+	}
+	return r
+}
+
+// An allowance is what may be read of each table, keyed by the table.
+type allowance map[*schemaObject]*tableAllowance
+
+type tableAllowance struct {
+	cols  map[string]bool // lower-cased column names, "rowid" included
+	all   bool            // every column
+	count bool            // its rows may be counted
+}
+
+// add merges b into a.
+func (a allowance) add(b allowance) {
+	for t, x := range b {
+		y := a[t]
+		if y == nil {
+			y = &tableAllowance{cols: map[string]bool{}}
+			a[t] = y
+		}
+		for c := range x.cols {
+			y.cols[c] = true
+		}
+		y.all = y.all || x.all
+		y.count = y.count || x.count
+	}
+}
+
+// allowanceOf is what a view's own programs read: every table and column
+// they touch, and the rowid of each table (a row's address, which a query
+// through the view can only use to find the row again).
+func allowanceOf(pr programReads) allowance {
+	a := allowance{}
+	for t := range pr.rows {
+		a[t] = &tableAllowance{cols: map[string]bool{fold(t.rowidName()): true}}
+	}
+	for t, cols := range pr.cols {
+		for c := range cols {
+			a[t].cols[c] = true
+		}
+	}
+	for t := range pr.wide {
+		a[t].all = true
+	}
+	for t := range pr.count {
+		a[t].count = true
+	}
+	return a
+}
+
+// excess returns a reason if pr reads anything a does not allow, else "".
+// It names a table or column only when the model could have written it:
+// for a table that a is missing altogether it says no more than that.
+func (a allowance) excess(pr programReads) string {
+	if pr.bad != "" {
+		return pr.bad
+	}
+	for t := range pr.rows {
+		if a[t] == nil {
+			return "reads a table the policy does not expose"
+		}
+	}
+	for t, cols := range pr.cols {
+		x := a[t]
+		for c := range cols {
+			if !x.all && !x.cols[c] {
+				if pr.index[t][c] {
+					return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+				}
+				return "reads " + clipName(t.name) + "." + clipName(c) + ", which the policy does not allow"
+			}
+		}
+	}
+	for t := range pr.wide {
+		x := a[t]
+		if x.all {
+			continue
+		}
+		for _, c := range t.columns {
+			if !c.generated && !x.cols[fold(c.name)] {
+				return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+			}
+		}
+	}
+	for t := range pr.count {
+		if !a[t].count {
+			return "counts the rows of " + clipName(t.name) + ", which the policy does not allow"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,307 @@
+package roconn
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// A programCheck is the read half of the check of a compiled program, and
+// works without the authorizer. It has two parts:
+//
+//   - The shadow compile. At Open, roconn builds an in-memory database, the
+//     shadow, that holds only the schema of what the policy exposes: each
+//     exposed table as it is declared (hidden columns and indexes included)
+//     and each exposed view as an empty table of its result columns. Every
+//     statement is compiled there too. A statement that names anything the
+//     policy does not expose fails to compile; one whose program reads a
+//     hidden column (by name, through *, or as a USING or NATURAL join
+//     compares it) or uses an index over one is refused; and the result
+//     must have as many columns as the real program's. What the shadow
+//     program opens and reads by name are the exposed objects the statement
+//     goes through: its doors.
+//   - The real program. Every cursor it opens is mapped to a table or index
+//     of the database by root page, every column it reads to a name; it
+//     may read only what its doors allow: the visible columns of an exposed
+//     table, what an exposed view's own program reads. Another database
+//     (temp), the schema table, a virtual table, or a program compiled
+//     against another schema than the one read at Open is refused.
+type programCheck struct {
+	real   catalog
+	cookie int64                // the schema cookie read at Open
+	doors  map[string]allowance // exposed object (lower-cased) → what going through it allows in the real database
+
+	shadow      *sql.DB
+	shadowCat   catalog
+	shadowAllow allowance // what a shadow program may read: every column of the shadow but hidden ones
+	shadowName  map[*schemaObject]string
+}
+
+// check refuses prog, the real program of stmt, if it reads what the
+// policy does not allow. It returns a *Refusal, an error from ctx, or nil.
+func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) error {
+	refuse := func(reason string) error { return &Refusal{Layer: LayerReadOnly, Reason: reason} }
+	for _, in := range prog {
+		if in.Opcode != "Transaction" {
+			continue
+		}
+		if in.P1 != 0 {
+			return refuse("the statement's program uses another database than the main one")
+		}
+		if in.P3 != pc.cookie {
+			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
+		}
+	}
+	sprog, sreads, err := pc.compileShadow(ctx, stmt)
+	if err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) {
+			return refuse("against what the policy exposes, " + sqliteMessage(se))
+		}
+		return err
+	}
+	spr := readsOf(sprog, pc.shadowCat)
+	if why := pc.shadowAllow.excess(spr); why != "" {
+		return refuse("the statement " + why)
+	}
+	if got, want := checkProgram(prog).columns, checkProgram(sprog).columns; got != want {
+		return refuse(fmt.Sprintf("the statement returns %d columns, %d of which the policy exposes", got, want))
+	}
+	named := map[string]bool{}
+	for t := range spr.rows {
+		named[pc.shadowName[t]] = true
+	}
+	for _, r := range sreads {
+		named[fold(r.table)] = true
+	}
+	allowed := allowance{}
+	for name := range named {
+		if door, ok := pc.doors[name]; ok {
+			allowed.add(door)
+		}
+	}
+	if why := allowed.excess(readsOf(prog, pc.real)); why != "" {
+		return refuse("the statement's program " + why)
+	}
+	return nil
+}
+
+// compileShadow compiles stmt as EXPLAIN on a shadow connection and returns
+// its program and the reads its authorizer saw.
+func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr, []read, error) {
+	conn, err := pc.shadow.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	var sc *shadowConn
+	if err := conn.Raw(func(dc any) error {
+		var ok bool
+		sc, ok = dc.(*shadowConn)
+		if !ok {
+			return fmt.Errorf("roconn: unexpected shadow connection %T", dc)
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	sc.rec.start()
+	prog, err := explain(ctx, conn, stmt)
+	reads := sc.rec.stop()
+	return prog, reads, err
+}
+
+// sqliteMessage is SQLite's own message in err, without the result code's
+// name and number that the driver adds.
+func sqliteMessage(err *sqlite.Error) string {
+	msg := strings.TrimPrefix(err.Error(), "SQL logic error: ")
+	return clipName(resultCodeSuffix.ReplaceAllString(msg, ""))
+}
+
+var resultCodeSuffix = regexp.MustCompile(` \(\d+\)$`)
+
+// Close closes the shadow connections.
+func (pc *programCheck) Close() error { return pc.shadow.Close() }
+
+// newProgramCheck builds the program check for the exposed objects of sch.
+// hidden holds each exposed table's hidden columns, viewProgs each exposed
+// view's programs (see privileged.viewReads).
+func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidden map[string]map[string]bool, viewProgs map[string][][]instr, shadowConns int) (*programCheck, error) {
+	pc := &programCheck{
+		real:   newCatalog(slices.Collect(maps.Values(sch.objects))),
+		cookie: sch.cookie,
+		doors:  map[string]allowance{},
+	}
+	for _, e := range exposed {
+		name := fold(e.obj.name)
+		if !e.obj.isView {
+			pc.doors[name] = tableDoor(e.obj, hidden[name])
+			continue
+		}
+		door := allowance{}
+		for _, prog := range viewProgs[name] {
+			pr := readsOf(prog, pc.real)
+			if pr.bad != "" {
+				return nil, fmt.Errorf("view %q cannot be checked: its program %s", e.obj.name, pr.bad)
+			}
+			door.add(allowanceOf(pr))
+		}
+		pc.doors[name] = door
+	}
+
+	script := shadowScript(exposed)
+	c := &shadowConnector{driver: &sqlite.Driver{}, script: script}
+	pool := sql.OpenDB(c)
+	pool.SetMaxOpenConns(shadowConns)
+	pool.SetMaxIdleConns(shadowConns)
+	pc.shadow = pool
+	ssch, err := (&privileged{pool: pool}).readSchema(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("read the policy's schema: %w", err)
+	}
+	c.roots = map[string]int64{}
+	for name, o := range ssch.objects {
+		c.roots[name] = o.root
+		for _, ix := range o.indexes {
+			c.roots[fold(ix.name)] = ix.root
+		}
+	}
+	pc.shadowCat = newCatalog(slices.Collect(maps.Values(ssch.objects)))
+	pc.shadowAllow = allowance{}
+	pc.shadowName = map[*schemaObject]string{}
+	for name, o := range ssch.objects {
+		pc.shadowName[o] = name
+		pc.shadowAllow[o] = tableDoor(o, hidden[name])[o]
+	}
+	return pc, nil
+}
+
+// tableDoor is what reading exposed table t allows: its columns but the
+// hidden ones, its rowid, and counting its rows.
+func tableDoor(t *schemaObject, hidden map[string]bool) allowance {
+	x := &tableAllowance{cols: map[string]bool{}, count: true}
+	for _, c := range t.columns {
+		if !hidden[fold(c.name)] {
+			x.cols[fold(c.name)] = true
+		}
+	}
+	if !hidden[fold(t.rowidName())] {
+		x.cols[fold(t.rowidName())] = true
+	}
+	return allowance{t: x}
+}
+
+// A shadowStmt is one statement that builds the shadow, and what to run
+// instead if it fails ("": nothing).
+type shadowStmt struct{ sql, fallback string }
+
+// shadowScript returns the statements that build the shadow: each exposed
+// table by its own CREATE statement and its indexes', each exposed view as
+// a table of its result columns. A virtual table is left out: no program
+// that reads one passes the check. A table whose statement does not run on
+// a bare connection (a collation only the owner's application registers,
+// say) becomes a table of its columns; such an index is left out.
+func shadowScript(exposed []exposure) []shadowStmt {
+	var script []shadowStmt
+	columnsTable := func(o *schemaObject) string {
+		cols := make([]string, len(o.columns))
+		for i, c := range o.columns {
+			cols[i] = quoteIdent(c.name)
+		}
+		return "CREATE TABLE " + quoteIdent(o.name) + " (" + strings.Join(cols, ", ") + ")"
+	}
+	for _, e := range exposed {
+		o := e.obj
+		switch {
+		case o.virtual:
+		case o.isView:
+			script = append(script, shadowStmt{sql: columnsTable(o)})
+		default:
+			script = append(script, shadowStmt{sql: o.sql, fallback: columnsTable(o)})
+			for _, ix := range o.indexes {
+				if ix.sql != "" {
+					script = append(script, shadowStmt{sql: ix.sql})
+				}
+			}
+		}
+	}
+	return script
+}
+
+// A shadowConnector opens shadow connections: in-memory databases built
+// from script, then made query-only, with an authorizer that records reads.
+type shadowConnector struct {
+	driver *sqlite.Driver
+	script []shadowStmt
+	roots  map[string]int64 // once known: what each new connection's root pages must be
+}
+
+// A shadowConn is one shadow connection and the recorder installed on it.
+type shadowConn struct {
+	sqliteConn
+	rec *recorder
+}
+
+// Connect opens and builds one shadow connection.
+func (c *shadowConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.driver.Open(":memory:")
+	if err != nil {
+		return nil, err
+	}
+	sc, err := c.build(ctx, dc)
+	if err != nil {
+		dc.Close()
+		return nil, fmt.Errorf("roconn: build the policy's schema: %w", err)
+	}
+	return sc, nil
+}
+
+func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowConn, error) {
+	conn, ok := dc.(sqliteConn)
+	if !ok {
+		return nil, fmt.Errorf("a %T lacks the driver interfaces database/sql needs", dc)
+	}
+	for _, stmt := range c.script {
+		if _, err := conn.ExecContext(ctx, stmt.sql, nil); err != nil && stmt.fallback != "" {
+			if _, err := conn.ExecContext(ctx, stmt.fallback, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1", nil); err != nil {
+		return nil, err
+	}
+	if c.roots != nil {
+		rows, err := conn.QueryContext(ctx, "SELECT name, rootpage FROM sqlite_schema WHERE type IN ('table', 'index')", nil)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]driver.Value, 2)
+		for rows.Next(vals) == nil {
+			name, _ := vals[0].(string)
+			root, _ := vals[1].(int64)
+			if want, ok := c.roots[fold(name)]; ok && want != root || !ok && !strings.HasPrefix(fold(name), "sqlite_") {
+				rows.Close()
+				return nil, fmt.Errorf("%s has root page %d on a new connection", name, root)
+			}
+		}
+		rows.Close()
+	}
+	rec := &recorder{}
+	if err := dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(rec.authorize); err != nil {
+		return nil, err
+	}
+	return &shadowConn{sqliteConn: conn, rec: rec}, nil
+}
+
+// Driver implements driver.Connector.
+func (c *shadowConnector) Driver() driver.Driver { return c.driver }

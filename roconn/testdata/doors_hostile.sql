@@ -1,0 +1,292 @@
+-- Reads around the policy of doors.sql (doors_policy.yaml). Each record
+-- starts with a line "-- name: CATEGORY/NAME"; the statement runs up to the
+-- next such line. Every statement compiles on a plain connection, and each
+-- must be refused by the authorizer alone, by the check of the compiled
+-- program alone, and on the whole path (guard, then roconn), with no private
+-- value in any output (see doors_internal_test.go and doors_test.go).
+-- name: join/inner-on-base
+SELECT e.salary FROM departments d JOIN employees e ON e.dept_id = d.id
+-- name: join/left-on-base
+SELECT d.name, e.email FROM departments d LEFT JOIN employees e ON e.dept_id = d.id
+-- name: join/right-on-base
+SELECT d.name, e.salary FROM employees e RIGHT JOIN departments d ON e.dept_id = d.id
+-- name: join/full-on-base
+SELECT d.name, e.name FROM employees e FULL JOIN departments d ON e.dept_id = d.id
+-- name: join/cross-base
+SELECT d.name, e.salary FROM departments d CROSS JOIN employees e
+-- name: join/comma-base
+SELECT d.name, r.comment FROM departments d, reviews r
+-- name: join/natural-base
+SELECT count(*) FROM employees NATURAL JOIN (SELECT 'west' AS region)
+-- name: join/natural-hidden-column
+SELECT a.id FROM accounts a NATURAL JOIN (SELECT 'PIN-SECRET-7731' AS pin)
+-- name: join/natural-hidden-vs-table
+SELECT count(*) FROM accounts NATURAL JOIN (SELECT 'XQ12SECRET0001' AS iban, 1 AS id)
+-- name: join/using-base-count
+SELECT count(*) FROM employees JOIN (SELECT 9100011 AS salary) USING (salary)
+-- name: join/using-hidden-count
+SELECT count(*) FROM accounts JOIN (SELECT 'PIN-SECRET-7731' AS pin) USING (pin)
+-- name: join/using-hidden-ids
+SELECT id FROM accounts JOIN (SELECT 'Owner SECRET Gus' AS owner) USING (owner)
+-- name: join/left-using-hidden
+SELECT accounts.id FROM accounts LEFT JOIN (SELECT 'PIN-SECRET-1204' AS pin, 1 AS hit) p USING (pin) WHERE p.hit = 1
+-- name: join/full-using-coalesce-hidden
+SELECT id, owner, iban FROM accounts FULL JOIN (SELECT NULL AS owner, NULL AS iban WHERE 0) USING (owner, iban)
+-- name: join/right-using-coalesce-hidden
+SELECT pin FROM (SELECT NULL AS pin WHERE 0) RIGHT JOIN accounts USING (pin)
+-- name: join/full-using-coalesce-base
+SELECT id, email FROM employees FULL JOIN (SELECT NULL AS email WHERE 0) USING (email)
+-- name: join/using-oracle-candidates
+WITH RECURSIVE n(i) AS (SELECT 9100000 UNION ALL SELECT i + 1 FROM n WHERE i < 9100100) SELECT n.i FROM n JOIN employees ON employees.salary = n.i
+-- name: join/using-oracle-generated
+WITH RECURSIVE c(salary) AS (SELECT 9100000 UNION ALL SELECT salary + 1 FROM c WHERE salary < 9100100) SELECT salary FROM c JOIN employees USING (salary)
+-- name: join/natural-oracle-generated
+WITH RECURSIVE c(pin) AS (SELECT 'PIN-SECRET-7730' UNION ALL SELECT 'PIN-SECRET-7731') SELECT count(*) FROM accounts NATURAL JOIN c
+-- name: join/using-view-and-base
+SELECT w.name FROM west_staff w JOIN employees USING (id)
+-- name: join/hidden-on-visible
+SELECT a.id, d.name FROM accounts a JOIN departments d ON d.name = a.owner
+-- name: join/self-join-hidden
+SELECT a.id, b.id FROM accounts a JOIN accounts b ON a.pin < b.pin
+-- name: view/aggregate-base
+SELECT salary FROM employees
+-- name: view/aggregate-base-where
+SELECT dept_id FROM employees WHERE salary > 9100040
+-- name: view/aggregate-max
+SELECT max(salary), min(salary) FROM employees
+-- name: view/aggregate-group
+SELECT dept_id, group_concat(salary) FROM employees GROUP BY dept_id
+-- name: view/row-filter-base
+SELECT id, name FROM employees
+-- name: view/row-filter-other-rows
+SELECT name FROM employees WHERE region <> 'west'
+-- name: view/window-base
+SELECT id, salary, rank() OVER (ORDER BY salary) FROM employees
+-- name: view/window-frame
+SELECT id, sum(salary) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND CURRENT ROW) FROM employees
+-- name: view/over-hidden-view
+SELECT email FROM staff_all
+-- name: view/over-hidden-view-star
+SELECT * FROM staff_all
+-- name: view/over-hidden-view-count
+SELECT count(*) FROM staff_all WHERE region = 'east'
+-- name: view/computed-base
+SELECT email FROM employees WHERE id = 1
+-- name: view/computed-substr
+SELECT substr(email, 1, instr(email, '@') - 1) FROM employees
+-- name: view/joined-hidden-table
+SELECT comment FROM reviews
+-- name: view/joined-hidden-table-join
+SELECT s.score, r.comment FROM review_scores s JOIN reviews r ON r.employee_id = s.employee_id
+-- name: view/view-join-base
+SELECT d.avg_salary, e.salary FROM dept_pay d JOIN employees e ON e.dept_id = d.dept_id
+-- name: view/exists-base
+SELECT id FROM staff_dir s WHERE EXISTS (SELECT 1 FROM employees e WHERE e.id = s.id AND e.salary > 9100040)
+-- name: view/in-subquery-base
+SELECT id FROM west_staff WHERE id IN (SELECT id FROM employees WHERE email LIKE 'a%')
+-- name: view/scalar-subquery-base
+SELECT (SELECT salary FROM employees WHERE id = 1) AS s
+-- name: view/union-base
+SELECT name FROM west_staff UNION SELECT name FROM employees
+-- name: view/internal-cte-base
+SELECT id, salary FROM employees WHERE salary > 9100050
+-- name: count/base
+SELECT count(*) FROM employees
+-- name: count/hidden-table
+SELECT count(*) FROM reviews
+-- name: count/base-in-subquery
+SELECT (SELECT count(*) FROM employees) AS n
+-- name: count/base-where
+SELECT count(*) FROM employees WHERE region = 'east'
+-- name: count/one-from-base
+SELECT 1 FROM employees
+-- name: count/exists-base
+SELECT 1 WHERE EXISTS (SELECT 1 FROM reviews)
+-- name: index/indexed-by-hidden
+SELECT id FROM accounts INDEXED BY accounts_iban
+-- name: index/indexed-by-hidden-range
+SELECT id FROM accounts INDEXED BY accounts_opened_pin WHERE opened > ''
+-- name: index/indexed-by-expression
+SELECT id FROM accounts INDEXED BY accounts_lower_owner WHERE lower(owner) > ''
+-- name: index/indexed-by-base
+SELECT id FROM employees INDEXED BY employees_salary
+-- name: index/indexed-by-base-range
+SELECT id FROM employees INDEXED BY employees_salary WHERE salary > 0
+-- name: schema/sqlite-schema
+SELECT sql FROM sqlite_schema
+-- name: schema/sqlite-master-join
+SELECT d.name, m.name FROM departments d, sqlite_master m
+-- name: schema/dbpage
+SELECT data FROM sqlite_dbpage
+-- name: schema/dbpage-count
+SELECT count(*) FROM sqlite_dbpage
+-- name: schema/dbstat
+SELECT name FROM dbstat
+-- name: schema/pragma-table-info
+SELECT name FROM pragma_table_info('employees')
+-- name: schema/exists-oracle
+SELECT 1 FROM departments WHERE EXISTS (SELECT 1 FROM sqlite_schema WHERE sql LIKE '%salary%')
+-- name: cte/named-like-view
+WITH dept_pay AS (SELECT dept_id, salary AS avg_salary, 1 AS headcount FROM employees) SELECT * FROM dept_pay
+-- name: cte/named-like-row-filter
+WITH west_staff AS (SELECT id, name, dept_id FROM employees) SELECT * FROM west_staff
+-- name: cte/named-like-hidden-view
+WITH staff_all AS (SELECT id, name, dept_id, region, email, salary FROM employees) SELECT email FROM staff_all
+-- name: cte/named-like-view-internal-cte
+WITH s AS (SELECT id, dept_id, salary FROM employees) SELECT salary FROM s
+-- name: cte/named-like-view-columns
+WITH salary_rank(id, dept_id, pay_rank) AS (SELECT id, dept_id, salary FROM employees) SELECT * FROM salary_rank
+-- name: cte/materialized-named-like-view
+WITH email_domains AS MATERIALIZED (SELECT id, email AS domain FROM employees) SELECT * FROM email_domains
+-- name: cte/quoted-name
+WITH "West_Staff" AS (SELECT id, name, dept_id FROM employees) SELECT * FROM "West_Staff"
+-- name: cte/string-name
+WITH 'senior' AS (SELECT id, dept_id FROM employees) SELECT * FROM senior
+-- name: cte/nested
+SELECT * FROM (WITH review_scores AS (SELECT employee_id, 1 AS dept_id, comment AS score FROM reviews) SELECT * FROM review_scores)
+-- name: cte/plain-base
+WITH e AS (SELECT * FROM employees) SELECT email FROM e
+-- name: cte/recursive-base
+WITH RECURSIVE r(n, s) AS (SELECT 1, (SELECT salary FROM employees WHERE id = 1) UNION ALL SELECT n + 1, s FROM r WHERE n < 2) SELECT s FROM r
+-- name: hide/direct
+SELECT owner FROM accounts
+-- name: hide/star
+SELECT * FROM accounts
+-- name: hide/qualified-star
+SELECT a.* FROM accounts a
+-- name: hide/where
+SELECT id FROM accounts WHERE pin = 'PIN-SECRET-7731'
+-- name: hide/order-by
+SELECT id FROM accounts ORDER BY pin
+-- name: hide/order-by-nulls-first
+SELECT id FROM accounts ORDER BY iban DESC NULLS FIRST
+-- name: hide/group-by
+SELECT count(*) FROM accounts GROUP BY owner
+-- name: hide/having
+SELECT kind FROM accounts GROUP BY kind HAVING max(pin) > 'PIN-SECRET-5'
+-- name: hide/length
+SELECT length(iban) FROM accounts
+-- name: hide/typeof
+SELECT typeof(pin) FROM accounts
+-- name: hide/generated-virtual
+SELECT initial FROM accounts
+-- name: hide/generated-stored
+SELECT country FROM accounts
+-- name: hide/json-object
+SELECT json_object('o', owner) FROM accounts
+-- name: hide/json-group-array
+SELECT json_group_array(iban) FROM accounts
+-- name: hide/group-concat
+SELECT group_concat(pin, ',') FROM accounts
+-- name: hide/window
+SELECT lag(owner) OVER (ORDER BY id) FROM accounts
+-- name: hide/window-frame-order
+SELECT id, row_number() OVER (ORDER BY pin) FROM accounts
+-- name: hide/in-subquery
+SELECT id FROM accounts WHERE id IN (SELECT id FROM accounts WHERE iban LIKE 'XQ%')
+-- name: hide/exists
+SELECT id FROM departments d WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.dept_id = d.id AND a.pin LIKE 'PIN-SECRET-7%')
+-- name: hide/compound
+SELECT kind FROM accounts UNION SELECT owner FROM accounts
+-- name: hide/values
+SELECT v.column1 FROM (VALUES ('PIN-SECRET-7731')) v JOIN accounts a ON a.pin = v.column1
+-- name: hide/limit-offset-oracle
+SELECT id FROM accounts LIMIT 1 OFFSET (SELECT count(*) FROM accounts WHERE pin < 'PIN-SECRET-5')
+-- name: hide/likelihood
+SELECT id FROM accounts WHERE likelihood(owner LIKE 'Owner SECRET G%', 0.5)
+-- name: hide/unlikely
+SELECT id FROM accounts WHERE unlikely(iban GLOB 'XQ*')
+-- name: hide/collate
+SELECT id FROM accounts ORDER BY owner COLLATE NOCASE
+-- name: hide/cast-error
+SELECT CAST(pin AS INTEGER) FROM accounts
+-- name: hide/json-error
+SELECT json_extract('{}', '$.' || pin) FROM accounts
+-- name: hide/json-path-error
+SELECT json_extract('{}', iban) FROM accounts
+-- name: hide/case
+SELECT CASE WHEN substr(pin, 12, 1) = '7' THEN 1 ELSE 0 END FROM accounts
+-- name: hide/main-qualified
+SELECT main.accounts.owner FROM main.accounts
+-- name: hide/subquery-alias-star
+SELECT x.* FROM (SELECT * FROM accounts) x
+-- name: hide/rowid-and-hidden
+SELECT rowid, owner FROM accounts
+-- name: hide/manager-email
+SELECT manager_email FROM accounts WHERE manager_email IS NOT NULL
+-- name: hide/not-indexed
+SELECT id FROM accounts NOT INDEXED WHERE owner > ''
+-- name: hide/recursive
+WITH RECURSIVE r(n, p) AS (SELECT 1, (SELECT pin FROM accounts WHERE id = 1) UNION ALL SELECT n + 1, p FROM r WHERE n < 2) SELECT p FROM r
+-- name: redteam/natural-self-join
+SELECT count(*) FROM accounts a NATURAL JOIN accounts b
+-- name: redteam/natural-self-join-parenthesized
+SELECT count(*) FROM accounts NATURAL JOIN (accounts)
+-- name: redteam/natural-self-join-main
+SELECT count(*) FROM accounts a NATURAL JOIN main.accounts b
+-- name: redteam/returning
+UPDATE accounts SET balance = balance RETURNING pin
+-- name: redteam/delete-returning
+DELETE FROM accounts WHERE 0 RETURNING owner
+-- name: redteam/json-each-over-hidden
+SELECT value FROM json_each((SELECT json_group_array(pin) FROM accounts))
+-- name: redteam/json-group-object-base
+SELECT json_group_object(name, salary) FROM employees
+-- name: redteam/rowid-names-of-base
+SELECT _rowid_, oid FROM employees
+-- name: redteam/order-by-hidden-limit
+SELECT id FROM accounts ORDER BY pin LIMIT 1
+-- name: redteam/group-concat-order-by-hidden
+SELECT group_concat(id ORDER BY pin) FROM accounts
+-- name: redteam/count-distinct-hidden
+SELECT count(DISTINCT pin) FROM accounts
+-- name: redteam/aggregate-filter-hidden
+SELECT count(*) FILTER (WHERE pin > 'PIN-SECRET-5') FROM accounts
+-- name: redteam/null-ness
+SELECT id FROM accounts WHERE owner IS NULL
+-- name: redteam/iif
+SELECT iif(pin > 'PIN-SECRET-5', 1, 0) FROM accounts
+-- name: redteam/instr-hex-quote
+SELECT instr(pin, '7'), hex(iban), quote(owner) FROM accounts
+-- name: redteam/printf
+SELECT printf('%s', iban) FROM accounts
+-- name: redteam/offset-subquery
+SELECT (SELECT pin FROM accounts LIMIT 1 OFFSET 2)
+-- name: redteam/limit-from-hidden
+SELECT id FROM accounts LIMIT (SELECT length(pin) FROM accounts LIMIT 1)
+-- name: redteam/ntile-base
+SELECT ntile(2) OVER (ORDER BY salary) FROM employees
+-- name: redteam/view-join-using-base
+SELECT * FROM dept_pay JOIN employees USING (dept_id)
+-- name: redteam/max-through-hidden-view
+SELECT max(salary) FROM staff_all
+-- name: redteam/window-over-hidden-view
+SELECT id, lag(salary) OVER (ORDER BY id) FROM staff_all
+-- name: redteam/values-in
+SELECT id FROM accounts WHERE pin IN (VALUES ('PIN-SECRET-7731'), ('PIN-SECRET-0042'))
+-- name: redteam/compound-order-by-hidden
+SELECT id FROM accounts UNION ALL SELECT id FROM departments ORDER BY 1 LIMIT (SELECT count(*) FROM accounts WHERE pin LIKE '%7%')
+-- name: redteam/correlated-exists-hidden
+SELECT d.id FROM departments d WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.dept_id = d.id AND a.iban GLOB 'X*')
+-- name: redteam/cte-borrows-row-filter-with-rows
+WITH west_staff(id, name, dept_id) AS (SELECT id, name, dept_id FROM employees WHERE region = 'east') SELECT name FROM west_staff
+-- name: redteam/count-main-qualified-base
+SELECT count(*) FROM main.employees
+-- name: redteam/count-quoted-main-base
+SELECT count(*) FROM "main"."reviews"
+-- name: redteam/count-hidden-view
+SELECT count(*) FROM staff_all
+-- name: redteam/count-base-beside-view
+SELECT count(*) FROM staff_dir, employees
+-- name: redteam/indexed-by-autoindex
+SELECT id FROM employees INDEXED BY sqlite_autoindex_employees_1 WHERE email > ''
+-- name: redteam/using-hidden-quoted
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS "iban") USING ("iban")
+-- name: redteam/using-hidden-commented
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ12SECRET0001' AS iban) USING (/* x */ iban)
+-- name: redteam/manager-email-join
+SELECT a.id FROM accounts a JOIN email_domains e ON e.id = a.id WHERE a.manager_email LIKE '%'
+-- name: cte/subquery-alias-named-like-view
+SELECT name FROM (SELECT id, name, dept_id FROM employees) AS west_staff
+-- name: cte/table-alias-named-like-view
+SELECT dept_pay.salary FROM employees AS dept_pay
