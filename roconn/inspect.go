@@ -135,18 +135,18 @@ func (in *inspector) object(ctx context.Context, o *schemaObject, sch *schema) (
 			obj.Columns[i].PrimaryKey = slices.Contains(pk, obj.Columns[i].Name)
 		}
 	} else {
-		reads, err := in.priv.viewReads(ctx, o.name)
+		reads, _, err := in.priv.viewReads(ctx, o.name)
 		if err != nil {
 			return nil, fmt.Errorf("read view: %w", err)
 		}
-		for _, r := range reads {
-			if r[1] == "" || strings.HasPrefix(fold(r[0]), "sqlite_") {
+		for _, r := range slices.Concat(reads...) {
+			if r.column == "" || strings.HasPrefix(fold(r.table), "sqlite_") {
 				continue
 			}
-			if t, ok := sch.objects[fold(r[0])]; !ok || t.isView {
+			if t, ok := sch.objects[fold(r.table)]; !ok || t.isView {
 				continue // the view itself, or a view it reads: only base columns count
 			}
-			ref := draft.ColumnRef{Table: r[0], Column: r[1]}
+			ref := draft.ColumnRef{Table: r.table, Column: r.column}
 			if !slices.Contains(obj.Reads, ref) {
 				obj.Reads = append(obj.Reads, ref)
 			}
