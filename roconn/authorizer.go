@@ -192,10 +192,15 @@ type authState struct {
 	mu     sync.Mutex
 	denied string // the reason for the first denial since reset, "" if none
 	weak   bool   // denied is only about the schema table (see authorize)
+	sealed bool   // a checked program is running: nothing may be compiled
+	broken bool   // something was compiled, and denied, while sealed
 }
 
 // authorize is the sqlite.AuthorizerFn installed on the connection.
 func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, _ string) sqlite.AuthorizerReturnCode {
+	if s.deniedSealed() {
+		return sqlite.AuthorizerDeny
+	}
 	ok, reason := s.access.decide(action, arg1, arg2, dbName, s.modules)
 	if ok {
 		return sqlite.AuthorizerOK
@@ -216,6 +221,38 @@ func (s *authState) reset() {
 	s.mu.Lock()
 	s.denied, s.weak = "", false
 	s.mu.Unlock()
+}
+
+// seal forbids every compile until unseal: between the check of a program
+// and the end of its run, SQLite compiles only to re-prepare the statement
+// into a program nobody checked (after a schema change), and that must fail.
+func (s *authState) seal() {
+	s.mu.Lock()
+	s.sealed, s.broken = true, false
+	s.mu.Unlock()
+}
+
+func (s *authState) unseal() {
+	s.mu.Lock()
+	s.sealed = false
+	s.mu.Unlock()
+}
+
+// sealBroken reports whether SQLite tried to compile while sealed.
+func (s *authState) sealBroken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broken
+}
+
+// deniedSealed records, and reports, a compile while sealed.
+func (s *authState) deniedSealed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sealed {
+		s.broken = true
+	}
+	return s.sealed
 }
 
 // denial returns the reason for the first denial since reset, or "".

@@ -6,18 +6,23 @@ import (
 	"fmt"
 )
 
-// An instr is one row of EXPLAIN output, one VDBE instruction, with the
-// fields checkProgram reads.
+// An instr is one row of EXPLAIN output, one VDBE instruction: its opcode
+// and operands (its address is its index in the program; the comment column
+// is empty in this build of SQLite).
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
+	P4         string // as EXPLAIN shows it; "" when NULL
+	P5         int64
 }
 
-// explain compiles query as EXPLAIN query on conn and returns its program.
+// explain compiles query as EXPLAIN query on a database/sql connection and
+// returns its program, as Query reads it (see readProgram); tests use it to
+// check a program on a connection that has no authorizer or no check.
 // Compiling runs the authorizer over query exactly as running it would;
 // stepping an EXPLAIN program only lists instructions.
 func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error) {
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+query)
+	rows, err := conn.QueryContext(ctx, explainPrefix+query)
 	if err != nil {
 		return nil, err
 	}
@@ -25,10 +30,12 @@ func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error)
 	var prog []instr
 	for rows.Next() {
 		var in instr
-		var unread any // addr, p4, p5, comment
-		if err := rows.Scan(&unread, &in.Opcode, &in.P1, &in.P2, &in.P3, &unread, &unread, &unread); err != nil {
+		var addr any
+		var p4, comment sql.NullString
+		if err := rows.Scan(&addr, &in.Opcode, &in.P1, &in.P2, &in.P3, &p4, &in.P5, &comment); err != nil {
 			return nil, err
 		}
+		in.P4 = p4.String
 		prog = append(prog, in)
 	}
 	if err := rows.Err(); err != nil {

@@ -34,26 +34,28 @@ package roconn
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// poolSize is how many statements one DB runs at once; more wait their turn.
-const poolSize = 4
 
 // A DB is a read-only, policy-restricted connection pool to one SQLite file.
 // It is safe for concurrent use. Open one with Open and close it with Close.
 type DB struct {
-	pool    *sql.DB
+	pool    *pool       // the restricted connections model SQL runs on
+	health  *privileged // a connection of its own for Ping
 	lim     Limits
 	rules   []string
 	objects []Object
 	byName  map[string]int // lower-cased name → index in objects
+
+	// afterCheck, if set (by tests), runs between the check of a program
+	// and its run.
+	afterCheck func()
 }
 
 // An exposure is one object the policy exposes, matched to the schema.
@@ -88,6 +90,9 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
+	if err := checkWAL(path); err != nil {
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
 
 	priv := openPrivileged(dsn)
 	sch, err := priv.readSchema(ctx)
@@ -101,25 +106,36 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		return nil, err
 	}
 	acc, err := buildAccess(ctx, priv, sch, exposed)
-	priv.pool.Close() // the privileged connection is done; model SQL never sees it
 	if err != nil {
+		priv.pool.Close()
 		return nil, err
 	}
 
-	db := &DB{lim: lim, byName: map[string]int{}}
+	// The privileged connection stays open for Ping, which runs roconn's
+	// own statement on it; model SQL never reaches it.
+	db := &DB{lim: lim, byName: map[string]int{}, health: priv}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
-	db.pool = openPool(newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
+	c := newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
 		st := &authState{access: acc, modules: modules}
 		return st.authorize, st
-	}), poolSize)
+	})
+	if err := c.restrict(); err != nil {
+		priv.pool.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	db.pool = newPool(lim.Concurrent, lim.Concurrent, c.open)
 	if err := db.proveReadOnly(ctx); err != nil {
-		db.pool.Close()
+		db.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	if err := limitHeap(lim.Memory); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
 	if err := db.describe(ctx, exposed, p == nil); err != nil {
-		db.pool.Close()
+		db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -128,7 +144,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 // effectiveLimits fills the zero fields of lim from the policy, then from
 // the defaults, and rejects negative ones.
 func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
-	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.Timeout < 0 {
+	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.ResultBytes < 0 || lim.Timeout < 0 || lim.Concurrent < 0 || lim.Memory < 0 {
 		return Limits{}, fmt.Errorf("roconn: limits must not be negative: %+v", lim)
 	}
 	if p != nil {
@@ -148,8 +164,17 @@ func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
 	if lim.ValueBytes == 0 {
 		lim.ValueBytes = DefaultValueBytes
 	}
+	if lim.ResultBytes == 0 {
+		lim.ResultBytes = DefaultResultBytes
+	}
 	if lim.Timeout == 0 {
 		lim.Timeout = DefaultTimeout
+	}
+	if lim.Concurrent == 0 {
+		lim.Concurrent = DefaultConcurrent
+	}
+	if lim.Memory == 0 {
+		lim.Memory = DefaultMemory
 	}
 	return lim, nil
 }
@@ -277,24 +302,26 @@ func (db *DB) probeRefused(ctx context.Context, probe string, layer Layer) error
 	return nil
 }
 
-// probeAuthorizer runs probe straight on a pooled connection, with no
-// EXPLAIN check in front, and requires the authorizer to deny it.
+// probeAuthorizer compiles probe straight on a pooled connection, with no
+// check of the program in front, and requires the authorizer to deny it.
+// The probe is never run.
 func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
-	conn, err := db.pool.Conn(ctx)
+	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) {
+		pc.auth.reset()
+		st, err := prepare(pc, probe)
+		if err == nil {
+			sqlite3.Xsqlite3_finalize(pc.tls, st)
+		}
+		if err == nil || pc.auth.denial() == "" {
+			return nil, fmt.Errorf("the authorizer did not deny a write (%v); refusing to serve", err)
+		}
+		return nil, nil
+	})
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	pc, err := physOf(conn)
-	if err != nil {
-		return err
-	}
-	pc.auth.reset()
-	_, err = conn.ExecContext(ctx, probe)
-	if err == nil || pc.auth.denial() == "" {
-		return fmt.Errorf("the authorizer did not deny a write (%v); refusing to serve", err)
-	}
-	return nil
+	<-j.done
+	return j.err
 }
 
 // describe fills db.objects, reading row counts and samples through Query,
@@ -391,10 +418,25 @@ func (db *DB) Rules() []string { return slices.Clone(db.rules) }
 // Limits returns the limits in force, defaults filled in.
 func (db *DB) Limits() Limits { return db.lim }
 
-// Close closes the pool. Statements running on it finish or are stopped by
-// their own time limit first.
+// Ping reports whether the database file can be read now, within the
+// statement time limit. It runs on a connection of its own, so it never
+// waits behind statements, however many are running.
+func (db *DB) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, db.lim.Timeout)
+	defer cancel()
+	var n int64
+	if err := db.health.pool.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+		return fmt.Errorf("roconn: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connections. Statements running are interrupted; their
+// callers get a refusal or an error, and their connections close as they
+// end. Query after Close returns an error.
 func (db *DB) Close() error {
-	if err := db.pool.Close(); err != nil {
+	db.pool.close()
+	if err := db.health.pool.Close(); err != nil {
 		return fmt.Errorf("roconn: close: %w", err)
 	}
 	return nil

@@ -297,7 +297,8 @@ func TestValueAndColumnLimits(t *testing.T) {
 			t.Errorf("Query(%.60q): layer %q, want %q", tt.query, got, tt.want)
 		}
 	}
-	if got, want := db.Limits(), (roconn.Limits{Rows: 50, Columns: 40, ValueBytes: 1 << 20, Timeout: 2 * time.Second}); got != want {
+	if got, want := db.Limits(), (roconn.Limits{Rows: 50, Columns: 40, ValueBytes: 1 << 20, ResultBytes: 8 << 20, Timeout: 2 * time.Second,
+		Concurrent: 4, Memory: 256 << 20}); got != want {
 		t.Errorf("Limits() = %+v, want %+v (rows and timeout from the policy)", got, want)
 	}
 	// A table wider than the limit is refused before it runs, however it is named.
