@@ -47,14 +47,16 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	// An error can quote the model's SQL or SQLite's message about it (a
+	// column name of its choosing): it is made safe for the terminal.
 	var e *exitErr
 	if errors.As(err, &e) {
 		if e.err != nil {
-			fmt.Fprintln(stderr, "sqlbot:", e.err)
+			fmt.Fprintln(stderr, "sqlbot:", safeBlock(e.err.Error()))
 		}
 		return e.code
 	}
-	fmt.Fprintln(stderr, "sqlbot:", err)
+	fmt.Fprintln(stderr, "sqlbot:", safeBlock(err.Error()))
 	return exitError
 }
 
@@ -209,9 +211,11 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 }
 
 // limits are the environment's limits; zero fields take the policy's, then
-// roconn's defaults (roconn.Open does that merge).
+// roconn's defaults (roconn.Open does that merge). The pool runs as many
+// statements at once as the bot works on questions, so no question waits
+// for a connection.
 func (a *app) limits() roconn.Limits {
-	var lim roconn.Limits
+	lim := roconn.Limits{Concurrent: a.cfg.MaxConcurrent}
 	if a.cfg.RowCap != nil {
 		lim.Rows = *a.cfg.RowCap
 	}
@@ -220,6 +224,9 @@ func (a *app) limits() roconn.Limits {
 	}
 	if a.cfg.MaxValueBytes != nil {
 		lim.ValueBytes = *a.cfg.MaxValueBytes
+	}
+	if a.cfg.MaxResultBytes != nil {
+		lim.ResultBytes = *a.cfg.MaxResultBytes
 	}
 	if a.cfg.QueryTimeout != nil {
 		lim.Timeout = *a.cfg.QueryTimeout

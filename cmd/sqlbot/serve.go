@@ -40,10 +40,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
 		Tables:        func() []bot.Table { return tables(db) },
 		GuardRefusals: g.Refusals,
-		Health: func(ctx context.Context) error {
-			_, err := db.Query(ctx, "SELECT 1")
-			return err
-		},
+		Health:        db.Ping, // a connection of its own: never behind questions
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
