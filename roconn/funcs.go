@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -392,17 +393,17 @@ func matchPattern(toks []token, str string, noCase bool) bool {
 	}
 	segs = append(segs, toks[start:])
 
+	// The text as characters: the bytes of an ASCII text, else decoded
+	// (and, for a long search, widened; see below).
 	var text []uint32
 	ascii := isASCII(str)
-	if !ascii {
-		text = chars(str)
-	}
 	n := len(str)
 	if !ascii {
+		text = chars(str)
 		n = len(text)
 	}
 	at := func(i int) uint32 {
-		if ascii {
+		if text == nil {
 			return uint32(str[i])
 		}
 		return text[i]
@@ -425,7 +426,28 @@ func matchPattern(toks []token, str string, noCase bool) bool {
 	}
 	pos := len(first)
 	for _, seg := range segs[1 : len(segs)-1] {
-		j := findSegment(seg, at, pos, n, noCase)
+		var j int
+		switch m := len(seg); {
+		case m == 0:
+			j = pos
+		case n-pos < m:
+			j = -1
+		case (n-pos)*m <= 1<<12: // short: trying each place is cheaper
+			j = -1
+			for p := pos; p+m <= n && j < 0; p++ {
+				if matchAt(seg, p) {
+					j = p
+				}
+			}
+		default:
+			if text == nil {
+				text = make([]uint32, n)
+				for i := range n {
+					text[i] = uint32(str[i])
+				}
+			}
+			j = findSegment(seg, noCase, text, pos)
+		}
 		if j < 0 {
 			return false
 		}
@@ -444,45 +466,82 @@ func isASCII(s string) bool {
 	return true
 }
 
-// findSegment returns the leftmost j >= from at which seg matches the text
-// of n characters read through at, or -1. On a long text it runs the
-// shift-and (bitap) algorithm: one pass, with a bit per segment position, so
-// it costs O(n × ⌈len(seg)/64⌉) whatever the text and the segment hold.
-func findSegment(seg []token, at func(int) uint32, from, n int, noCase bool) int {
+// findSegment returns the leftmost j >= from at which seg matches text, or
+// -1. A segment of plain characters is found with Knuth-Morris-Pratt, any
+// other with the shift-and (bitap) algorithm, one pass with a bit per
+// segment position: it costs O(len(text) × ⌈len(seg)/64⌉) whatever the text
+// and the segment hold.
+func findSegment(seg []token, noCase bool, text []uint32, from int) int {
 	m := len(seg)
-	if m == 0 {
-		return from
-	}
-	if n-from < m {
-		return -1
-	}
-	if (n-from)*m <= 1<<12 { // short: trying each place is cheaper
-		for j := from; j+m <= n; j++ {
-			k := 0
-			for k < m && tokMatches(seg[k], at(j+k), noCase) {
-				k++
-			}
-			if k == m {
-				return j
-			}
-		}
-		return -1
+	if j := findLiteral(seg, noCase, text, from); j != -2 {
+		return j
 	}
 	masks := newMaskTable(seg, noCase)
-	words := masks.words
-	state := make([]uint64, words)
-	mask := make([]uint64, words)
+	if m <= 64 {
+		var state uint64
+		last := uint64(1) << uint(m-1)
+		for i := from; i < len(text); i++ {
+			state = (state<<1 | 1) & masks.get(text[i])[0]
+			if state&last != 0 {
+				return i - m + 1
+			}
+		}
+		return -1
+	}
+	state := make([]uint64, masks.words)
 	lastWord, lastBit := (m-1)/64, uint64(1)<<uint((m-1)%64)
-	for i := from; i < n; i++ {
-		masks.lookup(at(i), mask)
+	for i := from; i < len(text); i++ {
+		mask := masks.get(text[i])
 		// state = ((state << 1) | 1) & mask, over the words.
 		carry := uint64(1)
-		for w := range words {
-			next := state[w] >> 63
-			state[w] = (state[w]<<1 | carry) & mask[w]
-			carry = next
+		for w, s := range state {
+			state[w] = (s<<1 | carry) & mask[w]
+			carry = s >> 63
 		}
 		if state[lastWord]&lastBit != 0 {
+			return i - m + 1
+		}
+	}
+	return -1
+}
+
+// findLiteral is findSegment for a segment of plain characters only, by
+// Knuth-Morris-Pratt over characters (ASCII letters folded for LIKE); it
+// returns -2 if the segment holds a wildcard or a class.
+func findLiteral(seg []token, noCase bool, text []uint32, from int) int {
+	fold := func(c uint32) uint32 {
+		if noCase {
+			return lowerASCII(c)
+		}
+		return c
+	}
+	pat := make([]uint32, len(seg))
+	for k, t := range seg {
+		if t.kind != tokChar {
+			return -2
+		}
+		pat[k] = fold(t.c)
+	}
+	m := len(pat)
+	fail := make([]int, m)
+	for i, k := 1, 0; i < m; i++ {
+		for k > 0 && pat[i] != pat[k] {
+			k = fail[k-1]
+		}
+		if pat[i] == pat[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	for i, k := from, 0; i < len(text); i++ {
+		c := fold(text[i])
+		for k > 0 && c != pat[k] {
+			k = fail[k-1]
+		}
+		if c == pat[k] {
+			k++
+		}
+		if k == m {
 			return i - m + 1
 		}
 	}
@@ -550,22 +609,24 @@ func newMaskTable(seg []token, noCase bool) *maskTable {
 	return t
 }
 
-// lookup writes the mask of c into out.
-func (t *maskTable) lookup(c uint32, out []uint64) {
+// get returns the mask of c; the caller does not change it.
+func (t *maskTable) get(c uint32) []uint64 {
 	if c < 0x80 {
-		copy(out, t.ascii[int(c)*t.words:int(c+1)*t.words])
-		return
+		return t.ascii[int(c)*t.words : int(c+1)*t.words]
 	}
 	if t.cache != nil {
 		if m, ok := t.cache[c]; ok {
-			copy(out, m)
-			return
+			return m
 		}
 	}
-	copy(out, t.any)
-	if m, ok := t.other[c]; ok {
+	lit, isLit := t.other[c]
+	if t.cache == nil && !isLit {
+		return t.any
+	}
+	out := slices.Clone(t.any)
+	if isLit {
 		for w := range out {
-			out[w] |= m[w]
+			out[w] |= lit[w]
 		}
 	}
 	if t.cache != nil {
@@ -576,8 +637,9 @@ func (t *maskTable) lookup(c uint32, out []uint64) {
 		}
 		// Each class is tested once per distinct character: a text of
 		// 1 MB holds at most a quarter of a million of them.
-		t.cache[c] = append([]uint64(nil), out...)
+		t.cache[c] = out
 	}
+	return out
 }
 
 // --- instr
@@ -770,13 +832,7 @@ func fnTrim(args []driver.Value, name string, flags, valueLimit int) (driver.Val
 		return 0
 	}
 	if len(setChars) > 8 {
-		fwd, back := newTrie(setChars, false), newTrie(setChars, true)
-		first = func(s string, fromEnd bool) int {
-			if fromEnd {
-				return back.first(s, true)
-			}
-			return fwd.first(s, false)
-		}
+		first = newTrimSet(setChars).first
 	}
 	lo, hi := 0, len(in)
 	if flags&trimLeft != 0 {
@@ -800,8 +856,64 @@ func fnTrim(args []driver.Value, name string, flags, valueLimit int) (driver.Val
 	return strings.Clone(in[lo:hi]), nil
 }
 
-// A trie holds the characters of a trim set, each marked with its place in
-// the set, spelled forward or (for the right end) backward.
+// A trimSet finds, at either end of a text, the trim set's character that
+// comes first in the set among those the text starts (or ends) with, in time
+// that does not grow with the set: single bytes by table; characters of a
+// lead byte and continuation bytes, which start with a byte of 0xc0 or more
+// and end with one of 0x80 to 0xbf, by a walk down a trie.
+type trimSet struct {
+	single    [256]int32 // 1 + place in the set of each single-byte character; 0 if none
+	fwd, back *trie      // the longer characters, spelled forward and backward
+}
+
+func newTrimSet(chars []string) *trimSet {
+	ts := &trimSet{}
+	var long []string
+	idx := make([]int, 0)
+	for i, ch := range chars {
+		if len(ch) == 1 {
+			if ts.single[ch[0]] == 0 {
+				ts.single[ch[0]] = int32(i + 1)
+			}
+			continue
+		}
+		long = append(long, ch)
+		idx = append(idx, i)
+	}
+	if len(long) > 0 {
+		ts.fwd, ts.back = newTrie(long, idx, false), newTrie(long, idx, true)
+	}
+	return ts
+}
+
+// first returns the length of the set character, earliest in the set, that
+// s starts with (or, if fromEnd, ends with), or 0 if none does.
+func (ts *trimSet) first(s string, fromEnd bool) int {
+	b := s[0]
+	if fromEnd {
+		b = s[len(s)-1]
+	}
+	best, bestLen := int(ts.single[b])-1, 1
+	if best < 0 {
+		bestLen = 0
+	}
+	var t *trie
+	switch {
+	case fromEnd && b >= 0x80 && b < 0xc0:
+		t = ts.back
+	case !fromEnd && b >= 0xc0:
+		t = ts.fwd
+	}
+	if t != nil {
+		if i, n := t.first(s, fromEnd); n > 0 && (best < 0 || i < best) {
+			bestLen = n
+		}
+	}
+	return bestLen
+}
+
+// A trie holds characters of a trim set, each marked with its place in the
+// set, spelled forward or (for the right end) backward.
 type trie struct {
 	nodes []trieNode
 }
@@ -811,9 +923,9 @@ type trieNode struct {
 	index int // place in the set of the character ending here, -1 if none
 }
 
-func newTrie(chars []string, reverse bool) *trie {
+func newTrie(chars []string, places []int, reverse bool) *trie {
 	t := &trie{nodes: []trieNode{{index: -1}}}
-	for idx, ch := range chars {
+	for j, ch := range chars {
 		n := 0
 		for k := range len(ch) {
 			b := ch[k]
@@ -832,15 +944,16 @@ func newTrie(chars []string, reverse bool) *trie {
 			n = int(nx)
 		}
 		if t.nodes[n].index < 0 {
-			t.nodes[n].index = idx
+			t.nodes[n].index = places[j]
 		}
 	}
 	return t
 }
 
-// first returns the length of the set character, earliest in the set, that
-// s starts with (or, if fromEnd, ends with), or 0 if none does.
-func (t *trie) first(s string, fromEnd bool) int {
+// first returns the place in the set and the length of the character,
+// earliest in the set, that s starts with (or, if fromEnd, ends with);
+// the length is 0 if none does.
+func (t *trie) first(s string, fromEnd bool) (place, length int) {
 	best, bestLen := -1, 0
 	n := 0
 	for k := range len(s) {
@@ -857,5 +970,5 @@ func (t *trie) first(s string, fromEnd bool) int {
 			best, bestLen = idx, k+1
 		}
 	}
-	return bestLen
+	return best, bestLen
 }
