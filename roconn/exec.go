@@ -2,6 +2,7 @@ package roconn
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 	"unsafe"
@@ -53,10 +54,13 @@ func (db *DB) execute(pc *physConn, stmt string) (*Result, error) {
 	if res != nil {
 		res.SQL = stmt
 	}
-	if err != nil {
-		return res, db.classify(pc.auth, err)
+	if err == nil {
+		return res, nil
 	}
-	return res, nil
+	if j := pc.job; j != nil && j.memStop.Load() && !errors.Is(err, ErrRowLimit) {
+		return nil, db.outOfMemory()
+	}
+	return res, db.classify(pc.auth, err)
 }
 
 func (db *DB) compileCheckRun(pc *physConn, stmt string) (*Result, error) {
@@ -78,6 +82,9 @@ func (db *DB) compileCheckRun(pc *physConn, stmt string) (*Result, error) {
 	}
 	if r := db.vet(prog); r != nil {
 		return nil, r
+	}
+	if j := pc.job; j != nil {
+		j.grows.Store(programGrows(prog))
 	}
 	if db.afterCheck != nil {
 		db.afterCheck()
@@ -283,6 +290,12 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 		}
 		res.Rows = append(res.Rows, row)
 	}
+}
+
+// outOfMemory is the refusal for a statement that needed more memory than
+// SQLite may use.
+func (db *DB) outOfMemory() *Refusal {
+	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement needed more memory than the limit of %s", byteSize(db.lim.Memory))}
 }
 
 // resultTooBig is the refusal for a result over Limits.ResultBytes.

@@ -125,7 +125,7 @@ func (db *DB) classify(auth *authState, err error) error {
 		case sqlite3.SQLITE_TOOBIG:
 			return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("a value would be longer than the limit of %d bytes", db.lim.ValueBytes)}
 		case sqlite3.SQLITE_NOMEM:
-			return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement needed more memory than the limit of %s", byteSize(db.lim.Memory))}
+			return db.outOfMemory()
 		case sqlite3.SQLITE_FULL:
 			return &Refusal{Layer: LayerLimit, Reason: "the statement needed more temporary storage than is allowed"}
 		}
