@@ -56,7 +56,7 @@ type Limits struct {
 	Concurrent int
 	// Memory bounds the heap of SQLite in this process, all connections
 	// together (sqlite3_hard_heap_limit64, which is process-wide: the
-	// lowest Memory of the DBs opened in a process holds). Default 256 MiB.
+	// lowest Memory of the DBs opened in a process holds). Default 192 MiB.
 	Memory int64
 }
 
@@ -68,7 +68,7 @@ const (
 	DefaultResultBytes = 8 << 20
 	DefaultTimeout     = 5 * time.Second
 	DefaultConcurrent  = 4
-	DefaultMemory      = 256 << 20
+	DefaultMemory      = 192 << 20
 )
 
 // A Result is what one statement returned.
