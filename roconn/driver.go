@@ -82,6 +82,7 @@ type physConn struct {
 	tls    *libc.TLS  // the owner's TLS for calls on handle
 
 	opcodes map[string]string // opcode names read so far (see opcode)
+	work    chan func()       // statements for the connection's own goroutine (see pool)
 
 	mu  sync.Mutex
 	job *job // the statement running, which interrupt may stop; nil when idle

@@ -276,11 +276,183 @@ func fnLike(args []driver.Value, rules patternRules, patternLimit int) (driver.V
 	if !patOK || !strOK {
 		return nil, nil
 	}
-	toks := compilePattern(cString(pat), rules, escape)
-	if matchPattern(toks, cString(str), rules.noCase) {
+	pat, str = cString(pat), cString(str)
+	var match bool
+	if len(pat)*len(str) <= directWork {
+		match = patternCompare(pat, str, rules, escape) == likeMatch
+	} else {
+		match = matchPattern(compilePattern(pat, rules, escape), str, rules.noCase)
+	}
+	if match {
 		return int64(1), nil
 	}
 	return int64(0), nil
+}
+
+// directWork bounds the work of patternCompare, whose cost grows with the
+// product of the lengths: below it, on the short texts of most rows, it is
+// the fastest way and allocates nothing; above it, the pattern is compiled
+// and matched in linear time.
+const directWork = 1 << 14
+
+// The results of patternCompare.
+const (
+	likeMatch      = 0
+	likeNoMatch    = 1
+	likeNoWildcard = 2 // no match here, and none further along after a wildcard
+)
+
+// patternCompare is SQLite's patternCompare, statement for statement, on Go
+// strings that end where SQLite's C strings end (see cString). Its cost can
+// grow with the product of the lengths; fnLike calls it only on short
+// inputs.
+func patternCompare(pat, str string, r patternRules, matchOther uint32) int {
+	read := func(s string, i int) (uint32, int) {
+		if i >= len(s) {
+			return 0, i
+		}
+		return utf8Read(s, i)
+	}
+	zp, zs, zEscaped := 0, 0, -1
+	for {
+		var c uint32
+		if c, zp = read(pat, zp); c == 0 {
+			break
+		}
+		if c == r.all {
+			// Skip the wildcards that follow, and take one character of
+			// str for each "_" among them.
+			for {
+				if c, zp = read(pat, zp); c != r.all && (c != r.one || r.one == 0) {
+					break
+				}
+				if c == r.one {
+					var c2 uint32
+					if c2, zs = read(str, zs); c2 == 0 {
+						return likeNoWildcard
+					}
+				}
+			}
+			if c == 0 {
+				return likeMatch
+			}
+			if c == matchOther {
+				if !r.set {
+					if c, zp = read(pat, zp); c == 0 {
+						return likeNoWildcard
+					}
+				} else {
+					// "[...]" right after the wildcard: try every place.
+					for zs < len(str) {
+						if m := patternCompare(pat[zp-1:], str[zs:], r, matchOther); m != likeNoMatch {
+							return m
+						}
+						zs = skipUTF8(str, zs)
+					}
+					return likeNoWildcard
+				}
+			}
+			if c < 0x80 {
+				for {
+					for zs < len(str) && !asciiStop(str[zs], c, r.noCase) {
+						zs++
+					}
+					if zs >= len(str) {
+						break
+					}
+					zs++
+					if m := patternCompare(pat[zp:], str[zs:], r, matchOther); m != likeNoMatch {
+						return m
+					}
+				}
+			} else {
+				for {
+					var c2 uint32
+					if c2, zs = read(str, zs); c2 == 0 {
+						break
+					}
+					if c2 != c {
+						continue
+					}
+					if m := patternCompare(pat[zp:], str[zs:], r, matchOther); m != likeNoMatch {
+						return m
+					}
+				}
+			}
+			return likeNoWildcard
+		}
+		if c == matchOther {
+			if !r.set {
+				if c, zp = read(pat, zp); c == 0 {
+					return likeNoMatch
+				}
+				zEscaped = zp
+			} else {
+				var ch uint32
+				if ch, zs = read(str, zs); ch == 0 {
+					return likeNoMatch
+				}
+				var prior uint32
+				seen, invert := false, false
+				c2, zp2 := read(pat, zp)
+				zp = zp2
+				if c2 == '^' {
+					invert = true
+					c2, zp = read(pat, zp)
+				}
+				if c2 == ']' {
+					if ch == ']' {
+						seen = true
+					}
+					c2, zp = read(pat, zp)
+				}
+				for c2 != 0 && c2 != ']' {
+					if c2 == '-' && zp < len(pat) && pat[zp] != ']' && prior > 0 {
+						c2, zp = read(pat, zp)
+						if ch >= prior && ch <= c2 {
+							seen = true
+						}
+						prior = 0
+					} else {
+						if ch == c2 {
+							seen = true
+						}
+						prior = c2
+					}
+					c2, zp = read(pat, zp)
+				}
+				if c2 == 0 || seen == invert {
+					return likeNoMatch
+				}
+				continue
+			}
+		}
+		var c2 uint32
+		c2, zs = read(str, zs)
+		if c == c2 {
+			continue
+		}
+		if r.noCase && c < 0x80 && c2 < 0x80 && lowerASCII(c) == lowerASCII(c2) {
+			continue
+		}
+		if c == r.one && zp != zEscaped && c2 != 0 {
+			continue
+		}
+		return likeNoMatch
+	}
+	if zs >= len(str) {
+		return likeMatch
+	}
+	return likeNoMatch
+}
+
+// asciiStop reports whether byte b is the ASCII character c, or for LIKE
+// either case of it: where patternCompare's strcspn stops.
+func asciiStop(b byte, c uint32, noCase bool) bool {
+	if noCase {
+		return lowerASCII(uint32(b)) == lowerASCII(c)
+	}
+	return uint32(b) == c
 }
 
 // compilePattern reads pat as SQLite's patternCompare does and returns its

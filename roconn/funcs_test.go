@@ -315,3 +315,31 @@ func FuzzFunctionsMatchSQLite(f *testing.F) {
 		}
 	})
 }
+
+// TestPatternPathsAgree: fnLike matches short inputs with a transcription of
+// SQLite's patternCompare and long ones with compiled tokens; the two agree
+// on every generated input (the differential tests above compare each path
+// with SQLite on the inputs that reach it).
+func TestPatternPathsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 30000
+	if testing.Short() {
+		n = 3000
+	}
+	for range n {
+		s := cString(genString(r, 10))
+		p := cString(genPattern(r, s))
+		for _, c := range []struct {
+			rules  patternRules
+			escape uint32
+		}{
+			{likeRules, 0}, {globRules, '['}, {likeRules, '\\'}, {patternRules{name: "like", all: '%', noCase: true}, '_'},
+		} {
+			direct := patternCompare(p, s, c.rules, c.escape) == likeMatch
+			compiled := matchPattern(compilePattern(p, c.rules, c.escape), s, c.rules.noCase)
+			if direct != compiled {
+				t.Errorf("%q %s %q (escape %q): patternCompare %v, compiled %v", s, c.rules.name, p, rune(c.escape), direct, compiled)
+			}
+		}
+	}
+}

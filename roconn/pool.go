@@ -22,9 +22,11 @@ var errClosed = errors.New("roconn: the database is closed")
 
 // A pool holds the physical connections model SQL runs on. It is roconn's
 // own rather than database/sql's because a statement must be stoppable from
-// outside whatever SQLite is doing: each statement runs on a goroutine of
-// its own that owns its connection (see run), while the caller waits for
-// it, for the time limit, and for its context.
+// outside whatever SQLite is doing: each statement runs on its connection's
+// own goroutine, while the caller waits for it, for the time limit, and for
+// its context. (One goroutine per connection, for its whole life, rather
+// than one per statement: SQLite's Go code runs deep, and a new goroutine
+// would grow its stack from scratch, by copying, for every statement.)
 //
 // A slot is taken for each statement running; there are size of them, and a
 // statement waits for one without its time limit running. A statement that
@@ -96,11 +98,39 @@ func (p *pool) start(ctx context.Context, work func(*physConn) (*Result, error))
 		go p.watchMemory()
 	}
 	p.mu.Unlock()
-	go func() {
+	pc.work <- func() {
 		res, err := work(pc)
 		p.finish(j, res, err)
-	}()
+	}
 	return j, nil
+}
+
+// serve is a connection's goroutine: it runs the connection's statements
+// one after another until the connection is retired.
+//
+// While it waits for a statement, its stack holds stackFloor bytes: the
+// garbage collector halves the stack of a goroutine that uses under a
+// quarter of it, and an idle goroutine's stack, shrunk at every collection,
+// would be grown again, by copying, on the next statement.
+func serve(work <-chan func()) {
+	var floor [stackFloor]byte
+	keep(&floor)
+	for f := range work {
+		f()
+	}
+}
+
+// stackFloor is the stack an idle connection goroutine keeps in use.
+const stackFloor = 64 << 10
+
+//go:noinline
+func keep(b *[stackFloor]byte) { b[0] = 1 }
+
+// retire closes pc for good, and ends its goroutine once the statement it
+// runs, if any, returns.
+func retire(pc *physConn) {
+	pc.Close()
+	close(pc.work)
 }
 
 // take returns an idle connection, or opens one.
@@ -122,10 +152,12 @@ func (p *pool) take(ctx context.Context) (*physConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	pc.work = make(chan func(), 1)
+	go serve(pc.work)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		pc.Close()
+		retire(pc)
 		return nil, errClosed
 	}
 	p.running[pc] = true
@@ -157,7 +189,7 @@ func (p *pool) finish(j *job, res *Result, err error) {
 	}
 	p.mu.Unlock()
 	if !reuse {
-		pc.Close()
+		retire(pc)
 	}
 	if stray {
 		<-p.strays
@@ -200,7 +232,7 @@ func (p *pool) close() {
 	}
 	p.mu.Unlock()
 	for _, pc := range idle {
-		pc.Close()
+		retire(pc)
 	}
 	for _, pc := range running {
 		pc.mu.Lock()
