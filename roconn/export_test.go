@@ -41,3 +41,15 @@ func LoadCorpus(t testing.TB, file, dir string) []Record {
 	}
 	return recs
 }
+
+// WALFacts are the facts checkWAL decides on, for the external tests.
+type WALFacts struct {
+	WAL                              bool
+	EUID, Owner                      int
+	WALExists, SHMExists, DirCreates bool
+}
+
+// Verdict is checkWAL's decision on f for the database at path.
+func (f WALFacts) Verdict(path string) error {
+	return walFacts{wal: f.WAL, euid: f.EUID, owner: f.Owner, walExists: f.WALExists, shmExists: f.SHMExists, dirCreates: f.DirCreates}.verdict(path)
+}
