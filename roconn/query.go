@@ -16,10 +16,18 @@ import (
 // parameters, or that starts with EXPLAIN (Layer "readonly"); a statement the
 // authorizer denies, such as a read of a private column, a write, a PRAGMA or
 // a function outside the allowlist (Layer "authorizer"); a statement whose
-// compiled program would write or returns no rows (Layer "readonly"); a
-// result wider than Limits().Columns or a value longer than
-// Limits().ValueBytes (Layer "limit"); and a statement still running after
-// Limits().Timeout, which is interrupted and never retried (Layer "timeout").
+// compiled program would write or returns no rows, or that SQLite compiled
+// again after its program was checked (Layer "readonly"); a result wider than
+// Limits().Columns, a value longer than Limits().ValueBytes, a result larger
+// than Limits().ResultBytes, a statement that needed more memory than
+// Limits().Memory, and a statement text over 100,000 bytes (Layer "limit");
+// and a statement still running after Limits().Timeout, which is interrupted
+// and never retried (Layer "timeout").
+//
+// The time limit runs from when the statement has a connection: waiting for
+// one, while Limits().Concurrent others run, is bounded by ctx alone. Once it
+// has one, Query returns within the time limit plus 50 ms (plus scheduling)
+// whatever SQLite is doing (see the package doc).
 //
 // If there are more rows than the limit, Query returns the first ones with
 // Truncated set, together with an error wrapping ErrRowLimit. If ctx itself

@@ -9,15 +9,20 @@
 //     statement per call.
 //   - Query never returns, and never puts in an error, a value of a column
 //     the policy does not expose.
-//   - Every statement is bounded in time, rows, columns and value size, and a
-//     statement that was stopped is never retried.
+//   - Every statement is bounded in time, rows, columns, value size, result
+//     size, memory and temporary storage (see Bounds below), and a statement
+//     that was stopped is never retried.
 //
 // Several independent mechanisms each stop a write on their own. The file is
-// opened with mode=ro. Every physical connection gets, before database/sql
-// can use it, an authorizer that denies every action except SELECT, reads of
+// opened with mode=ro. Every physical connection gets, before anything can
+// use it, an authorizer that denies every action except SELECT, reads of
 // allowed (table, column) pairs, recursive CTEs and an allowlist of functions.
-// Before a statement runs, roconn compiles it as EXPLAIN and refuses it if its
-// program would write. The refusals are *Refusal values that say which layer
+// Each statement is compiled once, as EXPLAIN; its program is read back and
+// refused if it would write; the same compiled statement is then switched
+// out of EXPLAIN mode (sqlite3_stmt_explain) and run, so the program checked
+// is the program that runs. A statement SQLite would compile again between
+// the check and the run (after a schema change by the file's owner) is
+// refused instead. The refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //
 // Reads are decided per column: an exposed table makes all of its columns
@@ -28,8 +33,46 @@
 // WHERE hide rows: access is per column, so every row of a base table that
 // an exposed view reads is readable.
 //
-// roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
-// Driver, so its hooks never reach other connections in the process.
+// # Bounds
+//
+// Time: a statement runs on its connection's own goroutine while the caller
+// waits; at the time limit (which starts when the statement has a
+// connection, not while it waits for one) it is interrupted, and if SQLite
+// has not returned 50 ms later the caller gets its refusal anyway and the
+// statement is abandoned: its connection is closed, never reused, when
+// SQLite returns, and at most Concurrent abandoned statements run at once
+// (beyond that, new statements wait for a connection). SQLite checks for an
+// interrupt between the steps of a program, so what a step costs bounds what
+// an abandoned statement can burn: LIKE, GLOB, instr, replace, trim, ltrim
+// and rtrim, whose one call cost SQLite the product of their arguments'
+// lengths (minutes on 1 MB values), are replaced on roconn's own driver by Go
+// functions that give SQLite's results in linear time (see funcs.go), and
+// SQLite's own limits are set to what an analyst's query needs (statement
+// length, expression depth, compound terms, program length, function
+// arguments, LIKE pattern length; see setLimits).
+//
+// Memory and disk: every connection keeps its temporary data (sorts,
+// temporary tables and indexes) in memory, so nothing is written to a
+// temporary file; SQLite's heap is bounded by its hard heap limit (Memory),
+// and while statements run, a watch stops the one that holds a sort or
+// temporary table longest when the heap is 3/4 full, before its neighbours'
+// allocations can fail; a result is bounded in bytes (ResultBytes) as its
+// rows arrive.
+//
+// WAL: a read-only reader of a WAL-mode database uses, and creates if they
+// are missing, the -wal and -shm files beside it. Open refuses a database
+// where that could leave files its owner cannot write (see checkWAL), and
+// roconn's connections never checkpoint.
+//
+// # Process-wide effects
+//
+// Each DB has its own modernc.org/sqlite Driver, so its hooks and functions
+// never reach other connections in the process. Two things are the
+// process's, because SQLite has them once per process: roconn turns on
+// SQLite's memory accounting when the package is initialized (SQLite reads
+// it only before its first connection), and the hard heap limit is
+// process-wide: Open lowers it to its Memory unless a lower one is in force,
+// and it then bounds every SQLite connection in the process, roconn's or not.
 package roconn
 
 import (
@@ -76,11 +119,15 @@ type exposure struct {
 //
 // A zero field of lim takes the policy's limit (rows, timeout) if it sets one,
 // else its Default. A missing file is an error naming it; mode=ro never
-// creates one. Open reads the schema, and each exposed object's row count and
-// three sample rows, once; Objects returns them. It fails closed: before
-// returning, it proves on pooled connections that the authorizer is installed
-// and denies a write, and that the check of the compiled program refuses a
-// write the authorizer lets through, and returns an error if not.
+// creates one. A WAL-mode database whose -wal and -shm files reading could
+// create with the wrong owner, or could not read at all, is an error that
+// says how to give sqlbot a copy (see checkWAL). Open reads the schema, and
+// each exposed object's row count and three sample rows, once; Objects
+// returns them. It fails closed: before returning, it proves on pooled
+// connections that the authorizer is installed and denies a write, and that
+// the check of the compiled program refuses a write the authorizer lets
+// through, and that SQLite counts its memory (so that the heap limit, which
+// it sets, holds), and returns an error if not.
 func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
 	lim, err := effectiveLimits(lim, p)
 	if err != nil {
