@@ -182,7 +182,7 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 // every column of every row (addr is the index).
 func readProgram(pc *physConn, st uintptr) ([]instr, error) {
 	tls := pc.tls
-	prog := make([]instr, 0, 64)
+	prog := make([]instr, 0, 16)
 	for {
 		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
 		case sqlite3.SQLITE_DONE:
