@@ -43,9 +43,7 @@ func limitHeap(n int64) error {
 }
 
 // heapInUse returns the bytes SQLite has allocated in this process, and
-// its hard heap limit (0: none).
-func heapInUse() (used, limit int64) {
-	tls := libc.NewTLS()
-	defer tls.Close()
+// its hard heap limit (0: none), calling SQLite through tls.
+func heapInUse(tls *libc.TLS) (used, limit int64) {
 	return sqlite3.Xsqlite3_memory_used(tls), sqlite3.Xsqlite3_hard_heap_limit64(tls, -1)
 }

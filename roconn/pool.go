@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -107,24 +108,11 @@ func (p *pool) start(ctx context.Context, work func(*physConn) (*Result, error))
 
 // serve is a connection's goroutine: it runs the connection's statements
 // one after another until the connection is retired.
-//
-// While it waits for a statement, its stack holds stackFloor bytes: the
-// garbage collector halves the stack of a goroutine that uses under a
-// quarter of it, and an idle goroutine's stack, shrunk at every collection,
-// would be grown again, by copying, on the next statement.
 func serve(work <-chan func()) {
-	var floor [stackFloor]byte
-	keep(&floor)
 	for f := range work {
 		f()
 	}
 }
-
-// stackFloor is the stack an idle connection goroutine keeps in use.
-const stackFloor = 64 << 10
-
-//go:noinline
-func keep(b *[stackFloor]byte) { b[0] = 1 }
 
 // retire closes pc for good, and ends its goroutine once the statement it
 // runs, if any, returns.
@@ -246,22 +234,29 @@ func (p *pool) close() {
 // The memory watch. SQLite's heap limit is process-wide: when a statement
 // fills the heap, the next allocation fails, whichever statement makes it,
 // and an honest statement running beside a hog can be the one. So while
-// statements run, the pool looks at SQLite's heap every watchPeriod, and
-// when it is over 3/4 of the limit, it interrupts one statement, refused
-// for memory: among those that have not been stopped yet, one whose program
-// keeps rows in memory (a sort, a temporary table) before one that does
-// not, and of those the one that has run longest; and it waits for that one
-// to end before it picks another. SQLite counts memory for the process, not
-// per statement, so this is a judgement: a hog that started after a long
-// honest sort is stopped second, after the honest one. The quarter of the
-// heap left is the room the other statements have while the hog is being
-// stopped (a hog that sorts 1 KB rows fills 6 MB in under 5 ms).
-const watchPeriod = 2 * time.Millisecond
+// statements run, the pool looks at SQLite's heap, and when it is over 3/4
+// of the limit, it interrupts one statement, refused for memory: among those
+// that have not been stopped yet, one whose program keeps rows in memory (a
+// sort, a temporary table) before one that does not, and of those the one
+// that has run longest; and it waits for that one to end before it picks
+// another. SQLite counts memory for the process, not per statement, so this
+// is a judgement: a hog that started after a long honest sort is stopped
+// second, after the honest one. The quarter of the heap left is the room the
+// other statements have while the hog is being stopped (a hog that sorts 1
+// KB rows fills 6 MB in under 5 ms). It looks every watchSlow while the heap
+// is under half full (filling the next quarter takes a hog tens of
+// milliseconds), and every watchFast above.
+const (
+	watchSlow = 10 * time.Millisecond
+	watchFast = time.Millisecond
+)
 
 func (p *pool) watchMemory() {
-	t := time.NewTicker(watchPeriod)
-	defer t.Stop()
-	for range t.C {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	wait := watchSlow
+	for {
+		time.Sleep(wait)
 		p.mu.Lock()
 		if len(p.running) == 0 || p.closed {
 			p.watching = false
@@ -282,11 +277,12 @@ func (p *pool) watchMemory() {
 			pc.mu.Unlock()
 		}
 		p.mu.Unlock()
-		if stopping || len(jobs) == 0 {
-			continue
+		used, limit := heapInUse(tls)
+		wait = watchSlow
+		if limit > 0 && used > limit/2 {
+			wait = watchFast
 		}
-		used, limit := heapInUse()
-		if limit <= 0 || used <= limit-limit/4 {
+		if stopping || len(jobs) == 0 || limit <= 0 || used <= limit-limit/4 {
 			continue
 		}
 		victim := slices.MinFunc(jobs, func(a, b *job) int {
