@@ -31,11 +31,12 @@ type Config struct {
 	// demo database, and none elsewhere.
 	Questions string `env:"SQLBOT_QUESTIONS"`
 
-	QueryTimeout  *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
-	RowCap        *int           `env:"SQLBOT_ROW_CAP"`
-	MaxColumns    *int           `env:"SQLBOT_MAX_COLUMNS"`     // nil: roconn.DefaultColumns (40)
-	MaxValueBytes *int           `env:"SQLBOT_MAX_VALUE_BYTES"` // nil: roconn.DefaultValueBytes (1 MiB)
-	MaxSteps      int            `env:"SQLBOT_MAX_STEPS" envDefault:"6"`
+	QueryTimeout   *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
+	RowCap         *int           `env:"SQLBOT_ROW_CAP"`
+	MaxColumns     *int           `env:"SQLBOT_MAX_COLUMNS"`      // nil: roconn.DefaultColumns (40)
+	MaxValueBytes  *int           `env:"SQLBOT_MAX_VALUE_BYTES"`  // nil: roconn.DefaultValueBytes (1 MiB)
+	MaxResultBytes *int           `env:"SQLBOT_MAX_RESULT_BYTES"` // nil: roconn.DefaultResultBytes (8 MiB)
+	MaxSteps       int            `env:"SQLBOT_MAX_STEPS" envDefault:"6"`
 
 	OpenAIBaseURL []string      `env:"OPENAI_BASE_URL" envSeparator:","`
 	OpenAIAPIKey  []string      `env:"OPENAI_API_KEY" envSeparator:","`
@@ -109,7 +110,8 @@ func Load(environ map[string]string) (Config, error) {
 		"SQLBOT_RATE_PER_DAY": c.RatePerDay, "SQLBOT_GLOBAL_PER_DAY": c.GlobalPerDay,
 		"SQLBOT_MAX_QUESTION_CHARS": c.MaxQuestionChars, "SQLBOT_MAX_CONCURRENT": c.MaxConcurrent,
 	}
-	for name, v := range map[string]*int{"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes} {
+	for name, v := range map[string]*int{"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
+		"SQLBOT_MAX_RESULT_BYTES": c.MaxResultBytes} {
 		if v != nil {
 			positive[name] = *v
 		}

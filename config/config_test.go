@@ -13,8 +13,9 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(empty): %v", err)
 	}
-	if c.RowCap != nil || c.QueryTimeout != nil {
-		t.Errorf("unset SQLBOT_ROW_CAP/SQLBOT_QUERY_TIMEOUT should be nil so the policy applies; got %v, %v", c.RowCap, c.QueryTimeout)
+	if c.RowCap != nil || c.QueryTimeout != nil || c.MaxResultBytes != nil {
+		t.Errorf("unset SQLBOT_ROW_CAP/SQLBOT_QUERY_TIMEOUT/SQLBOT_MAX_RESULT_BYTES should be nil so the policy or roconn's default applies; got %v, %v, %v",
+			c.RowCap, c.QueryTimeout, c.MaxResultBytes)
 	}
 	if c.MaxSteps != 6 || c.RatePerMinute != 6 || c.RatePerDay != 40 || c.GlobalPerDay != 600 || c.MaxQuestionChars != 500 || c.MaxConcurrent != 4 {
 		t.Errorf("defaults differ from the README's table: %+v", c)
@@ -29,13 +30,13 @@ func TestDefaults(t *testing.T) {
 
 func TestOverrides(t *testing.T) {
 	c, err := config.Load(map[string]string{
-		"SQLBOT_ROW_CAP": "50", "SQLBOT_QUERY_TIMEOUT": "2s", "SLACK_API_URL": "http://127.0.0.1:9/api",
+		"SQLBOT_ROW_CAP": "50", "SQLBOT_QUERY_TIMEOUT": "2s", "SLACK_API_URL": "http://127.0.0.1:9/api", "SQLBOT_MAX_RESULT_BYTES": "65536",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *c.RowCap != 50 || *c.QueryTimeout != 2*time.Second {
-		t.Errorf("got row cap %d, timeout %v", *c.RowCap, *c.QueryTimeout)
+	if *c.RowCap != 50 || *c.QueryTimeout != 2*time.Second || *c.MaxResultBytes != 65536 {
+		t.Errorf("got row cap %d, timeout %v, result bytes %d", *c.RowCap, *c.QueryTimeout, *c.MaxResultBytes)
 	}
 	// The bot, not config, adds the "/" slack-go needs (see bot's tests and
 	// cmd/sqlbot's TestServeSlashTables, which passes a URL without one).
@@ -47,24 +48,25 @@ func TestOverrides(t *testing.T) {
 // Every bad value is reported at once, each naming its variable.
 func TestErrorsNameTheVariable(t *testing.T) {
 	_, err := config.Load(map[string]string{
-		"SQLBOT_ROW_CAP": "lots", "SQLBOT_QUERY_TIMEOUT": "5 seconds", "SQLBOT_LOG_LEVEL": "loud",
+		"SQLBOT_ROW_CAP": "lots", "SQLBOT_QUERY_TIMEOUT": "5 seconds", "SQLBOT_LOG_LEVEL": "loud", "SQLBOT_MAX_RESULT_BYTES": "8MB",
 	})
 	if err == nil {
 		t.Fatal("Load accepted unparsable values")
 	}
-	for _, name := range []string{"SQLBOT_ROW_CAP", "SQLBOT_QUERY_TIMEOUT", "SQLBOT_LOG_LEVEL"} {
+	for _, name := range []string{"SQLBOT_ROW_CAP", "SQLBOT_QUERY_TIMEOUT", "SQLBOT_LOG_LEVEL", "SQLBOT_MAX_RESULT_BYTES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
 	}
 	_, err = config.Load(map[string]string{
 		"SQLBOT_MAX_STEPS": "0", "SQLBOT_MAX_COLUMNS": "-1", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
-		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_SLASH_COMMAND": "sqlbot",
+		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_SLASH_COMMAND": "sqlbot", "SQLBOT_MAX_RESULT_BYTES": "0",
 	})
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
-	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND"} {
+	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND",
+		"SQLBOT_MAX_RESULT_BYTES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}

@@ -158,10 +158,15 @@ type authState struct {
 	// last and lastText remember the last statement begin judged: Query
 	// compiles each statement twice.
 	last, lastText string
+	sealed         bool // a checked program is running: nothing may be compiled
+	broken         bool // something was compiled, and denied, while sealed
 }
 
 // authorize is the sqlite.AuthorizerFn installed on the connection.
 func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string) sqlite.AuthorizerReturnCode {
+	if s.deniedSealed() {
+		return sqlite.AuthorizerDeny
+	}
 	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules)
 	s.mu.Lock()
 	if action == sqlite.AuthSelect {
@@ -214,6 +219,38 @@ func (s *authState) begin(stmt string) {
 		s.last, s.lastText = stmt, s.access.textRefusal(stmt)
 	}
 	s.denied, s.weak, s.text, s.counts = "", false, s.lastText, nil
+}
+
+// seal forbids every compile until unseal: between the check of a program
+// and the end of its run, SQLite compiles only to re-prepare the statement
+// into a program nobody checked (after a schema change), and that must fail.
+func (s *authState) seal() {
+	s.mu.Lock()
+	s.sealed, s.broken = true, false
+	s.mu.Unlock()
+}
+
+func (s *authState) unseal() {
+	s.mu.Lock()
+	s.sealed = false
+	s.mu.Unlock()
+}
+
+// sealBroken reports whether SQLite tried to compile while sealed.
+func (s *authState) sealBroken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broken
+}
+
+// deniedSealed records, and reports, a compile while sealed.
+func (s *authState) deniedSealed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sealed {
+		s.broken = true
+	}
+	return s.sealed
 }
 
 // denial returns the reason for the first denial since reset, or "".

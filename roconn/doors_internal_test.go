@@ -69,7 +69,7 @@ func layersFor(t *testing.T, path, policyFile string) (*access, *programCheck) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, check, _, err := buildAccess(ctx, priv, sch, exp, false)
+	acc, check, _, err := buildAccess(ctx, priv, sch, exp, false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,16 +67,36 @@ type sqliteConn interface {
 	driver.Validator
 }
 
-// A physConn is one physical SQLite connection of a pool, with the state
-// roconn keeps for it: its authorizer, and the means to interrupt it.
+// A physConn is one physical SQLite connection, with the state roconn keeps
+// for it: its authorizer, its sqlite3 handle, and the libc TLS through which
+// its owner calls SQLite. One goroutine at a time owns a physConn (on the
+// restricted pool, the goroutine running its statement; see pool) and is
+// the only one to call SQLite through tls; other goroutines only interrupt
+// it, each through a TLS of its own. A second SQLite handle per connection
+// (say, an in-memory database to compile against) belongs here, owned and
+// closed the same way.
 type physConn struct {
 	sqliteConn
 	auth   *authState // nil on a connection that has no authorizer of ours
-	handle uintptr    // the sqlite3* of the connection, for sqlite3_interrupt and sqlite3_limit
+	handle uintptr    // the sqlite3* of the connection, for the C API
+	tls    *libc.TLS  // the owner's TLS for calls on handle
+
+	opcodes map[string]string // opcode names read so far (see opcode)
+	work    chan func()       // statements for the connection's own goroutine (see pool)
+
+	mu  sync.Mutex
+	job *job // the statement running, which interrupt may stop; nil when idle
 }
 
-// interrupt stops the statement running on c, if any, as sqlite3_interrupt
-// does: it may be called from any goroutine while the connection is open.
+// Close closes the driver connection, then the owner's TLS.
+func (c *physConn) Close() error {
+	err := c.sqliteConn.Close()
+	c.tls.Close()
+	return err
+}
+
+// interrupt stops the statement running on c, as sqlite3_interrupt does:
+// it may be called from any goroutine while the connection is open.
 func (c *physConn) interrupt() {
 	tls := libc.NewTLS()
 	sqlite3.Xsqlite3_interrupt(tls, c.handle)
@@ -84,12 +104,9 @@ func (c *physConn) interrupt() {
 }
 
 // watch interrupts c once ctx is done, until the returned stop is called;
-// stop must be called before the connection goes back to the pool.
-//
-// Why roconn does this itself: modernc.org/sqlite v1.62.0 interrupts SQLite
-// when the context ends only while QueryContext runs, that is until the first
-// row. A statement that returns one row quickly and then searches forever for
-// the second would keep rows.Next, and the connection, busy for good.
+// stop must be called before the connection is let go of. The privileged
+// connection's readers use it (see Inspect): modernc.org/sqlite interrupts a
+// statement when its context ends only until the first row.
 func (c *physConn) watch(ctx context.Context) (stop func()) {
 	var mu sync.Mutex
 	live := true
@@ -108,12 +125,24 @@ func (c *physConn) watch(ctx context.Context) (stop func()) {
 	}
 }
 
+// interruptJob interrupts c if it is still running j, and never a later
+// statement: once the job's goroutine has let go of c (see pool.finish),
+// it does nothing.
+func (c *physConn) interruptJob(j *job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.job == j {
+		c.interrupt()
+	}
+}
+
 // sqliteHandle returns the sqlite3* of a modernc.org/sqlite connection. The
 // driver keeps it in the unexported field db; reading it is the only way to
-// call sqlite3_interrupt outside QueryContext (see watch), and sqlite3_limit
-// while the connection is being opened (see setLimits). If a driver upgrade
-// renames the field, Connect fails and so does Open: roconn never serves
-// without a working timeout.
+// run statements through SQLite's C API (compile once, read the program,
+// run it; see exec.go), to call sqlite3_interrupt from another goroutine,
+// and to call sqlite3_limit while the connection is being opened (see
+// setLimits). If a driver upgrade renames the field, Connect fails and so
+// does Open: roconn never serves without a working timeout.
 func sqliteHandle(dc driver.Conn) (uintptr, error) {
 	v := reflect.ValueOf(dc)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -126,14 +155,46 @@ func sqliteHandle(dc driver.Conn) (uintptr, error) {
 	return uintptr(f.Uint()), nil
 }
 
+// The limits of SQLite's own that model SQL runs under, set to what an
+// analyst's query needs rather than SQLite's defaults, which are sized for
+// programs that trust their SQL. Each bounds what compiling or running one
+// statement can cost.
+const (
+	// maxSQLBytes bounds the statement's text (SQLite: 1 GB). Analysts'
+	// queries are a few kilobytes; a statement longer than this is refused
+	// before SQLite sees it (see Query).
+	maxSQLBytes = 100_000
+	// maxExprDepth bounds the nesting of an expression (SQLite: 1000):
+	// compiling and evaluating recurse on it. Two hundred covers a chain of
+	// 200 ORs, far past what a question needs.
+	maxExprDepth = 200
+	// maxCompound bounds the terms of a UNION/INTERSECT/EXCEPT chain
+	// (SQLite: 500); a multi-row VALUES is not counted.
+	maxCompound = 100
+	// maxProgram bounds the instructions of a compiled program (SQLite: 250
+	// million), and so the program that Query reads back and checks; an
+	// honest query compiles to a few hundred.
+	maxProgram = 100_000
+	// maxFunctionArgs bounds a function's arguments (SQLite 3.54: 1000);
+	// json_object over the 40 result columns needs 80.
+	maxFunctionArgs = 127
+	// maxLikePattern bounds a LIKE or GLOB pattern (SQLite: 50,000 bytes).
+	// roconn's like() and glob() cost the text's length times the pattern's
+	// over 64 (see funcs.go): 1000 bytes keep one call on a 1 MB value to a
+	// few tens of milliseconds, and no analyst writes a longer pattern.
+	maxLikePattern = 1000
+)
+
 // setLimits sets, on the connection handle, the SQLite limits roconn relies
 // on, and reads each back: a limit that did not take is an error.
 //
 // The attached-database limit is 0: VACUUM INTO and ATTACH open a second
 // file read-write even on a mode=ro connection, and with no attach slots they
 // cannot. The length limit (SQLITE_LIMIT_LENGTH) is valueBytes, if positive;
-// SQLite lowers a larger one to its compile-time maximum.
-func setLimits(handle uintptr, valueBytes int) error {
+// SQLite lowers a larger one to its compile-time maximum. A restricted
+// connection (model SQL runs on it) also gets the limits above, and no
+// sorter worker threads.
+func setLimits(handle uintptr, valueBytes int, restricted bool) error {
 	tls := libc.NewTLS()
 	defer tls.Close()
 	set := func(id int32, name string, n int) error {
@@ -144,11 +205,37 @@ func setLimits(handle uintptr, valueBytes int) error {
 		}
 		return nil
 	}
-	if err := set(sqlite3.SQLITE_LIMIT_ATTACHED, "attached", 0); err != nil {
-		return err
+	type limit struct {
+		id   int32
+		name string
+		n    int
 	}
+	limits := []limit{{sqlite3.SQLITE_LIMIT_ATTACHED, "attached", 0}}
 	if valueBytes > 0 {
-		return set(sqlite3.SQLITE_LIMIT_LENGTH, "length", valueBytes)
+		limits = append(limits, limit{sqlite3.SQLITE_LIMIT_LENGTH, "length", valueBytes})
+	}
+	if restricted {
+		limits = append(limits, []limit{
+			{sqlite3.SQLITE_LIMIT_SQL_LENGTH, "SQL length", maxSQLBytes + len(explainPrefix)},
+			{sqlite3.SQLITE_LIMIT_EXPR_DEPTH, "expression depth", maxExprDepth},
+			{sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, "compound select", maxCompound},
+			{sqlite3.SQLITE_LIMIT_VDBE_OP, "program length", maxProgram},
+			{sqlite3.SQLITE_LIMIT_FUNCTION_ARG, "function arguments", maxFunctionArgs},
+			{sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, "LIKE pattern length", maxLikePattern},
+			{sqlite3.SQLITE_LIMIT_WORKER_THREADS, "worker threads", 0},
+		}...)
+	}
+	for _, l := range limits {
+		if err := set(l.id, l.name, l.n); err != nil {
+			return err
+		}
+	}
+	// A mode=ro connection cannot checkpoint a WAL file; it must not try
+	// when it closes, as the last connection to the database.
+	va := tls.Alloc(16)
+	defer tls.Free(16)
+	if rc := sqlite3.Xsqlite3_db_config(tls, handle, sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, libc.VaList(va, int32(1), uintptr(0))); rc != sqlite3.SQLITE_OK {
+		return fmt.Errorf("turn off checkpoint on close: SQLite result %d", rc)
 	}
 	return nil
 }
@@ -156,12 +243,14 @@ func setLimits(handle uintptr, valueBytes int) error {
 // A connector opens the physical connections of one pool through a driver
 // of its own, never the process-wide one registered as "sqlite": two DBs in
 // one process, or a program that also uses sql.Open("sqlite", ...), cannot
-// see or change each other's hooks.
+// see or change each other's hooks and functions.
 type connector struct {
 	driver *sqlite.Driver
 	dsn    string
 	// valueBytes is the length limit set on every connection (0: SQLite's).
 	valueBytes int
+	// restricted: model SQL runs on these connections (see restrict).
+	restricted bool
 	// newFn returns the authorizer for a new connection, and the state
 	// Query reads back (nil on the privileged connection). modules are the
 	// connection's virtual table modules.
@@ -180,6 +269,23 @@ func newConnector(dsn string, valueBytes int, newFn func(modules map[string]bool
 	return c
 }
 
+// restrict makes c's connections the ones model SQL runs on: SQLite's
+// limits are set to an analyst's needs (see setLimits), and the built-in
+// functions whose one call costs more than linear time are replaced (see
+// registerFunctions). Call it before the first connection is opened.
+func (c *connector) restrict() error {
+	c.restricted = true
+	valueLimit := c.valueBytes
+	if valueLimit <= 0 {
+		valueLimit = math.MaxInt32
+	}
+	return registerFunctions(c.driver, maxLikePattern, valueLimit)
+}
+
+// cacheKiB is the page cache of each connection, in KiB (SQLite's default
+// is about 2,000). Its pages count against the heap limit.
+const cacheKiB = 2048
+
 // hook runs inside driver.Open for every new physical connection, before
 // database/sql can use it.
 func (c *connector) hook(dc sqlite.ExecQuerierContext, _ string) error {
@@ -187,9 +293,13 @@ func (c *connector) hook(dc sqlite.ExecQuerierContext, _ string) error {
 	if !ok {
 		return fmt.Errorf("a %T cannot take an authorizer", dc)
 	}
-	// The driver's hook API carries no context; listing modules is a quick
-	// read of an in-memory list.
-	mods, err := moduleNames(context.Background(), dc)
+	// The driver's hook API carries no context; these are quick settings
+	// and a read of an in-memory list.
+	ctx := context.Background()
+	if err := memoryOnly(ctx, dc); err != nil {
+		return err
+	}
+	mods, err := moduleNames(ctx, dc)
 	if err != nil {
 		return fmt.Errorf("list modules: %w", err)
 	}
@@ -207,6 +317,15 @@ func (c *connector) hook(dc sqlite.ExecQuerierContext, _ string) error {
 // hook did not run, that is not read-only, that cannot be interrupted or
 // whose limits did not take is closed and never reaches the pool.
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	pc, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pc, nil
+}
+
+// open is Connect, returning the connection's own type.
+func (c *connector) open(ctx context.Context) (*physConn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -250,10 +369,34 @@ func (c *connector) wrap(dc driver.Conn, st *authState, hooked bool) (*physConn,
 	if err != nil {
 		return nil, err
 	}
-	if err := setLimits(h, c.valueBytes); err != nil {
+	if err := setLimits(h, c.valueBytes, c.restricted); err != nil {
 		return nil, err
 	}
-	return &physConn{sqliteConn: sc, auth: st, handle: h}, nil
+	return &physConn{sqliteConn: sc, auth: st, handle: h, tls: libc.NewTLS()}, nil
+}
+
+// memoryOnly keeps everything SQLite would write to a temporary file (sorts,
+// temporary tables and indexes, materialized views and CTEs) in memory,
+// where the heap limit bounds it, and sets the page cache. It must run
+// before the authorizer is installed, which denies every PRAGMA; it reads
+// the setting back.
+func memoryOnly(ctx context.Context, dc sqlite.ExecQuerierContext) error {
+	if _, err := dc.ExecContext(ctx, fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", cacheKiB), nil); err != nil {
+		return fmt.Errorf("keep temporary data in memory: %w", err)
+	}
+	rows, err := dc.QueryContext(ctx, "PRAGMA temp_store", nil)
+	if err != nil {
+		return fmt.Errorf("read temp_store: %w", err)
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, 1)
+	if err := rows.Next(vals); err != nil {
+		return fmt.Errorf("read temp_store: %w", err)
+	}
+	if v, ok := vals[0].(int64); !ok || v != 2 {
+		return fmt.Errorf("temp_store is %v, not MEMORY (2)", vals[0])
+	}
+	return nil
 }
 
 // Driver implements driver.Connector.

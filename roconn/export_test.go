@@ -1,10 +1,14 @@
 package roconn
 
 import (
+	"database/sql"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"modernc.org/sqlite"
 )
 
 // ReadOnlyDSN returns the URI roconn opens the database file at the absolute
@@ -40,4 +44,35 @@ func LoadCorpus(t testing.TB, file, dir string) []Record {
 		t.Fatalf("%s: no records", file)
 	}
 	return recs
+}
+
+// WALFacts are the facts checkWAL decides on, for the external tests.
+type WALFacts struct {
+	WAL                              bool
+	EUID, Owner                      int
+	WALExists, SHMExists, DirCreates bool
+}
+
+// Verdict is checkWAL's decision on f for the database at path.
+func (f WALFacts) Verdict(path string) error {
+	return walFacts{wal: f.WAL, euid: f.EUID, owner: f.Owner, walExists: f.WALExists, shmExists: f.SHMExists, dirCreates: f.DirCreates}.verdict(path)
+}
+
+// RaceDetector is true when the tests run under the race detector: timing
+// bounds are then logged, not checked.
+const RaceDetector = raceDetector
+
+// PlainWithFunctions opens the file at the absolute path abs read-only with
+// no layer of roconn's, but with roconn's own LIKE, GLOB, instr, replace
+// and trim functions: an oracle whose rows differ from roconn's only where
+// the checks do. (Plain SQLite 3.54.1 answers some statements wrongly where
+// its built-in LIKE is optimized, for one a LIKE on an INTEGER PRIMARY KEY
+// inside a flattened FULL JOIN; roconn's LIKE is a function, which SQLite
+// does not optimize, and answers them rightly.)
+func PlainWithFunctions(abs string) (*sql.DB, error) {
+	d := &sqlite.Driver{}
+	if err := registerFunctions(d, maxLikePattern, math.MaxInt32); err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(&plainConnector{driver: d, dsn: dsnFor(abs)}), nil
 }

@@ -6,10 +6,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"modernc.org/libc"
 	"modernc.org/sqlite"
@@ -164,7 +164,7 @@ func testAccess(t *testing.T, path string) *access {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, check, _, err := buildAccess(ctx, priv, sch, exp, false)
+	acc, check, _, err := buildAccess(ctx, priv, sch, exp, false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,25 +293,32 @@ func TestScan(t *testing.T) {
 	}
 }
 
-func TestValue(t *testing.T) {
-	for _, tt := range []struct {
-		in   any
-		decl string
-		want any
-	}{
-		{[]byte("héllo"), "", "héllo"},
-		{[]byte{0x00, 0xff}, "", "x'00ff'"},
-		{time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC), "DATE", "2024-01-05"},
-		{time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC), "DATETIME", "2024-01-05 00:00:00"},
-		{time.Date(2024, 1, 5, 10, 30, 0, 500_000_000, time.UTC), "TIMESTAMP", "2024-01-05 10:30:00.5"},
-		{time.Date(2024, 1, 5, 10, 30, 0, 0, time.FixedZone("", 3600)), "DATETIME", "2024-01-05 10:30:00+01:00"},
-		{int64(3), "", int64(3)},
-		{2.5, "", 2.5},
-		{nil, "", nil},
-	} {
-		if got := value(tt.in, tt.decl); got != tt.want {
-			t.Errorf("value(%v) = %#v, want %#v", tt.in, got, tt.want)
-		}
+// TestValues: values come back as Result documents them, through the whole
+// Query path: TEXT as stored whatever the declared type, a blob as text if it
+// is UTF-8 and as hex if not.
+func TestValues(t *testing.T) {
+	path, rw := fixtureRW(t)
+	if _, err := rw.Exec(`CREATE TABLE vals (d DATE, dt DATETIME, ts TIMESTAMP, b BLOB, i INTEGER, r REAL, n);
+		INSERT INTO vals VALUES ('2024-01-05', '2024-01-05T10:30:00Z', '2024-01-05 10:30:00.5+01:00', x'00ff', 3, 2.5, NULL),
+		                        ('not a date', '2021-01-01 00:00:00', 1704450600, CAST('héllo' AS BLOB), -1, 1e300, 'x')`); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	db, err := Open(context.Background(), path, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Query(context.Background(), "SELECT * FROM vals ORDER BY rowid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{
+		{"2024-01-05", "2024-01-05T10:30:00Z", "2024-01-05 10:30:00.5+01:00", "x'00ff'", int64(3), 2.5, nil},
+		{"not a date", "2021-01-01 00:00:00", int64(1704450600), "héllo", int64(-1), 1e300, "x"},
+	}
+	if fmt.Sprintf("%#v", res.Rows) != fmt.Sprintf("%#v", want) {
+		t.Errorf("rows\n got %#v\nwant %#v", res.Rows, want)
 	}
 }
 
@@ -412,23 +419,13 @@ func TestOpenProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	conn, err := db.pool.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := physOf(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc.auth.reset()
-	prog, err := explain(ctx, conn, "VACUUM")
-	if err != nil || pc.auth.denial() != "" {
-		t.Fatalf("EXPLAIN VACUUM: %v, denial %q; want it compiled with no denial", err, pc.auth.denial())
+	prog, denial, err := pooledProgram(ctx, db, "VACUUM")
+	if err != nil || denial != "" {
+		t.Fatalf("EXPLAIN VACUUM: %v, denial %q; want it compiled with no denial", err, denial)
 	}
 	if r := checkProgram(prog).refusal(DefaultColumns); r == nil || r.Layer != LayerReadOnly {
 		t.Errorf("checkProgram(EXPLAIN VACUUM) = %v, want a %q refusal", r, LayerReadOnly)
 	}
-	conn.Close()
 	if err := db.proveReadOnly(ctx); err != nil {
 		t.Errorf("proveReadOnly: %v", err)
 	}
@@ -438,4 +435,25 @@ func TestOpenProbes(t *testing.T) {
 	if err := db.probeRefused(ctx, "DELETE FROM orders", LayerReadOnly); err == nil {
 		t.Error("probeRefused of an authorizer refusal as a program refusal succeeded")
 	}
+}
+
+// pooledProgram compiles query as Query does on a connection of db's pool
+// and returns its program, unchecked, and the authorizer's denial if any.
+func pooledProgram(ctx context.Context, db *DB, query string) (prog []instr, denial string, err error) {
+	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) {
+		pc.auth.reset()
+		st, err := prepare(pc, explainPrefix+query)
+		denial = pc.auth.denial()
+		if err != nil {
+			return nil, err
+		}
+		defer sqlite3.Xsqlite3_finalize(pc.tls, st)
+		prog, err = readProgram(pc, st)
+		return nil, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	<-j.done
+	return prog, denial, j.err
 }

@@ -10,8 +10,9 @@ import (
 	"strconv"
 )
 
-// An instr is one row of EXPLAIN output, one VDBE instruction, with the
-// fields the checks read.
+// An instr is one row of EXPLAIN output, one VDBE instruction: its opcode
+// and operands (its address is its index in the program; the comment column
+// is empty in this build of SQLite).
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
@@ -19,7 +20,9 @@ type instr struct {
 	P5         int64
 }
 
-// explain compiles query as EXPLAIN query on conn and returns its program.
+// explain compiles query as EXPLAIN query on a database/sql connection and
+// returns its program, as Query reads it (see readProgram); tests use it to
+// check a program on a connection that has no authorizer or no check.
 // Compiling runs the authorizer over query exactly as running it would;
 // stepping an EXPLAIN program only lists instructions. It reads the rows
 // from the driver connection itself: a program has hundreds of them, and
@@ -31,7 +34,7 @@ func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error)
 		if !ok {
 			return fmt.Errorf("a %T cannot run a query", dc)
 		}
-		rows, err := q.QueryContext(ctx, "EXPLAIN "+query, nil)
+		rows, err := q.QueryContext(ctx, explainPrefix+query, nil)
 		if err != nil {
 			return err
 		}

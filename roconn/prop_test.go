@@ -391,7 +391,7 @@ func propDB(t testing.TB) (*roconn.DB, *sql.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	plain, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
+	plain, err := roconn.PlainWithFunctions(path)
 	if err != nil {
 		t.Fatal(err)
 	}

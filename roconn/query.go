@@ -2,14 +2,10 @@ package roconn
 
 import (
 	"context"
-	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -20,10 +16,18 @@ import (
 // parameters, or that starts with EXPLAIN (Layer "readonly"); a statement the
 // authorizer denies, such as a read of a private column, a write, a PRAGMA or
 // a function outside the allowlist (Layer "authorizer"); a statement whose
-// compiled program would write or returns no rows (Layer "readonly"); a
-// result wider than Limits().Columns or a value longer than
-// Limits().ValueBytes (Layer "limit"); and a statement still running after
-// Limits().Timeout, which is interrupted and never retried (Layer "timeout").
+// compiled program would write or returns no rows, or that SQLite compiled
+// again after its program was checked (Layer "readonly"); a result wider than
+// Limits().Columns, a value longer than Limits().ValueBytes, a result larger
+// than Limits().ResultBytes, a statement that needed more memory than
+// Limits().Memory, and a statement text over 100,000 bytes (Layer "limit");
+// and a statement still running after Limits().Timeout, which is interrupted
+// and never retried (Layer "timeout").
+//
+// The time limit runs from when the statement has a connection: waiting for
+// one, while Limits().Concurrent others run, is bounded by ctx alone. Once it
+// has one, Query returns within the time limit plus 50 ms (plus scheduling)
+// whatever SQLite is doing (see the package doc).
 //
 // If there are more rows than the limit, Query returns the first ones with
 // Truncated set, together with an error wrapping ErrRowLimit. If ctx itself
@@ -37,13 +41,50 @@ func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	qctx, cancel := context.WithTimeout(ctx, db.lim.Timeout)
-	defer cancel()
-	res, err := db.run(ctx, qctx, stmt)
+	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) { return db.execute(ctx, pc, stmt) })
+	if err != nil {
+		return nil, fmt.Errorf("roconn: query: %w", err)
+	}
+	res, err := db.wait(ctx, j)
 	if res != nil {
 		res.Elapsed = time.Since(start)
 	}
 	return res, err
+}
+
+// wait waits for j, for the time limit, which runs from when j got its
+// connection, and for ctx. At the limit, or when ctx ends, it interrupts the
+// statement and gives it grace to return; past that it abandons it, so
+// control returns within the limit plus grace whatever SQLite is doing.
+func (db *DB) wait(ctx context.Context, j *job) (*Result, error) {
+	limit := time.NewTimer(db.lim.Timeout)
+	defer limit.Stop()
+	var stopped error
+	select {
+	case <-j.done:
+		return j.res, j.err
+	case <-limit.C:
+		stopped = &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
+	case <-ctx.Done():
+		stopped = fmt.Errorf("roconn: query: %w", ctx.Err())
+	}
+	j.pc.interruptJob(j)
+	g := time.NewTimer(grace)
+	defer g.Stop()
+	select {
+	case <-j.done:
+	case <-g.C:
+		if db.pool.abandon(j) {
+			return nil, stopped
+		}
+		<-j.done // it ended just now
+	}
+	// A statement that finished in spite of the interrupt stands, unless
+	// the caller has gone.
+	if ctx.Err() == nil && (j.err == nil || errors.Is(j.err, ErrRowLimit)) {
+		return j.res, j.err
+	}
+	return nil, stopped
 }
 
 // single checks the shape of query and returns its one statement.
@@ -60,143 +101,20 @@ func single(query string) (string, error) {
 		return "", &Refusal{Layer: LayerReadOnly, Reason: "EXPLAIN is not allowed"}
 	case sh.params:
 		return "", &Refusal{Layer: LayerReadOnly, Reason: "parameters (? : @ $ #) are not allowed; write values inline"}
+	case len(sh.stmts[0]) > maxSQLBytes:
+		return "", &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement is longer than the limit of %d bytes", maxSQLBytes)}
 	}
 	return sh.stmts[0], nil
 }
 
-// run compiles, checks and runs stmt on a connection of its own. parent is
-// the caller's context, qctx the same with the statement's time limit.
-func (db *DB) run(parent, qctx context.Context, stmt string) (*Result, error) {
-	conn, err := db.pool.Conn(qctx)
-	if err != nil {
-		return nil, db.classify(parent, qctx, nil, err)
-	}
-	defer conn.Close()
-	pc, err := physOf(conn)
-	if err != nil {
-		return nil, err
-	}
-	stop := pc.watch(qctx)
-	defer stop()
-
-	pc.auth.begin(stmt)
-	prog, err := explain(qctx, conn, stmt)
-	if err != nil {
-		return nil, db.classify(parent, qctx, pc.auth, err)
-	}
-	if err := db.checkCompiled(qctx, stmt, prog); err != nil {
-		return nil, db.classify(parent, qctx, nil, err)
-	}
-
-	pc.auth.begin(stmt)
-	rows, err := conn.QueryContext(qctx, stmt)
-	if err != nil {
-		return nil, db.classify(parent, qctx, pc.auth, err)
-	}
-	defer rows.Close()
-	res, err := db.collect(rows)
-	if err != nil {
-		if errors.Is(err, ErrRowLimit) {
-			res.SQL = stmt
-			return res, err
-		}
-		return nil, db.classify(parent, qctx, pc.auth, err)
-	}
-	res.SQL = stmt
-	return res, nil
-}
-
-// collect reads at most Rows+1 rows, returning the first Rows and an error
-// wrapping ErrRowLimit if there was one more. The number of columns was
-// checked on the program (see verdict.refusal) before the statement ran.
-func (db *DB) collect(rows *sql.Rows) (*Result, error) {
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Columns: cols, Rows: [][]any{}}
-	decl := make([]string, len(cols))
-	if types, err := rows.ColumnTypes(); err == nil {
-		for i, t := range types {
-			decl[i] = t.DatabaseTypeName()
-		}
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if len(res.Rows) == db.lim.Rows {
-			res.Truncated = true
-			return res, fmt.Errorf("%w (the first %d rows are returned)", ErrRowLimit, db.lim.Rows)
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := make([]any, len(vals))
-		for i, v := range vals {
-			row[i] = value(v, decl[i])
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return res, rows.Close()
-}
-
-// value converts a driver value to one of the types Result documents; decl
-// is the column's declared type.
-func value(v any, decl string) any {
-	switch x := v.(type) {
-	case nil, int64, float64, string:
-		return x
-	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return "x'" + hex.EncodeToString(x) + "'"
-	case time.Time:
-		// The driver parses TEXT in columns declared DATE, DATETIME or
-		// TIMESTAMP; give the text back in SQLite's own format.
-		return sqliteTime(x, decl)
-	case bool:
-		if x {
-			return int64(1)
-		}
-		return int64(0)
-	}
-	return fmt.Sprint(v)
-}
-
-// sqliteTime formats t as SQLite's date and time functions would, which is
-// how such columns are conventionally stored: in a DATE column a date alone
-// at midnight UTC, otherwise "YYYY-MM-DD HH:MM:SS[.SSS…]" with an offset
-// when t is not in UTC. So '2021-01-01 00:00:00' in a DATETIME column comes
-// back as it was stored.
-func sqliteTime(t time.Time, decl string) string {
-	_, off := t.Zone()
-	if decl == "DATE" && off == 0 && t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
-		return t.Format("2006-01-02")
-	}
-	layout := "2006-01-02 15:04:05.999999999"
-	if off != 0 {
-		layout += "-07:00"
-	}
-	return t.Format(layout)
-}
-
 // classify turns an error from compiling or running a statement into what
-// Query returns. It goes by context state, the authorizer's own record and
-// SQLite's result code, never by message text.
-func (db *DB) classify(parent, qctx context.Context, auth *authState, err error) error {
-	if perr := parent.Err(); perr != nil {
-		return fmt.Errorf("roconn: query: %w", perr)
-	}
+// Query returns. It goes by the authorizer's own record and SQLite's result
+// code, never by message text. It runs on the statement's goroutine, before
+// the connection (and its authorizer state) is let go of.
+func (db *DB) classify(auth *authState, err error) error {
 	var r *Refusal
-	if errors.As(err, &r) {
-		return r
+	if errors.As(err, &r) || errors.Is(err, ErrRowLimit) {
+		return err
 	}
 	if auth != nil {
 		// SQLite reports a denial at compile time as SQLITE_ERROR "not
@@ -205,10 +123,7 @@ func (db *DB) classify(parent, qctx context.Context, auth *authState, err error)
 			return &Refusal{Layer: LayerAuthorizer, Reason: reason}
 		}
 	}
-	if qctx.Err() != nil {
-		return &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
-	}
-	var se *sqlite.Error
+	var se interface{ Code() int }
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff { // the primary result code
 		case sqlite3.SQLITE_AUTH:
@@ -217,6 +132,10 @@ func (db *DB) classify(parent, qctx context.Context, auth *authState, err error)
 			return &Refusal{Layer: LayerReadOnly, Reason: "the database is read-only"}
 		case sqlite3.SQLITE_TOOBIG:
 			return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("a value would be longer than the limit of %d bytes", db.lim.ValueBytes)}
+		case sqlite3.SQLITE_NOMEM:
+			return db.outOfMemory()
+		case sqlite3.SQLITE_FULL:
+			return &Refusal{Layer: LayerLimit, Reason: "the statement needed more temporary storage than is allowed"}
 		}
 	}
 	return fmt.Errorf("roconn: query: %w", err)

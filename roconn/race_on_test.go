@@ -1,8 +1,8 @@
 //go:build race
 
-package roconn_test
+package roconn
 
-// raceSlowdown stretches the time bounds the tests check under the race
-// detector, which makes SQLite (compiled from C to Go) several times slower.
-// The bounds themselves are checked by the ordinary run.
-const raceSlowdown = 5
+// raceDetector is true when the tests run under the race detector, which
+// slows every goroutine several times: timing bounds are then logged, not
+// checked.
+const raceDetector = true

@@ -9,15 +9,21 @@
 //     statement per call.
 //   - Query never returns, and never puts in an error, a value of a column
 //     the policy does not expose.
-//   - Every statement is bounded in time, rows, columns and value size, and a
-//     statement that was stopped is never retried.
+//   - Every statement is bounded in time, rows, columns, value size, result
+//     size, memory and temporary storage (see Bounds below), and a statement
+//     that was stopped is never retried.
 //
 // Several independent mechanisms each stop a write on their own. The file is
-// opened with mode=ro. Every physical connection gets, before database/sql
-// can use it, an authorizer that denies every action except SELECT, reads
-// the policy allows, recursive CTEs and an allowlist of functions. Before a
-// statement runs, roconn compiles it as EXPLAIN and refuses it if its
-// program would write. The refusals are *Refusal values that say which layer
+// opened with mode=ro. Every physical connection gets, before anything can
+// use it, an authorizer that denies every action except SELECT, reads the
+// policy allows, recursive CTEs and an allowlist of functions. Each statement
+// is compiled once, as EXPLAIN; its program is read back and refused if it
+// would write or read what the policy does not allow (below); the same
+// compiled statement is then switched out of EXPLAIN mode
+// (sqlite3_stmt_explain) and run, so the program checked is the program that
+// runs. A statement SQLite would compile again between the check and the run
+// (after a schema change by the file's owner) is refused instead. The
+// refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //
 // Two independent checks each stop, on their own, a read of what the policy
@@ -47,13 +53,50 @@
 // Reads are decided per column and per door, so a refusal may name a
 // hidden column (never its values).
 //
-// roconn keeps no process-wide state: each DB has its own modernc.org/sqlite
-// Driver, so its hooks never reach other connections in the process.
+// # Bounds
+//
+// Time: a statement runs on its connection's own goroutine while the caller
+// waits; at the time limit (which starts when the statement has a
+// connection, not while it waits for one) it is interrupted, and if SQLite
+// has not returned 50 ms later the caller gets its refusal anyway and the
+// statement is abandoned: its connection is closed, never reused, when
+// SQLite returns, and at most Concurrent abandoned statements run at once
+// (beyond that, new statements wait for a connection). SQLite checks for an
+// interrupt between the steps of a program, so what a step costs bounds what
+// an abandoned statement can burn: LIKE, GLOB, instr, replace, trim, ltrim
+// and rtrim, whose one call cost SQLite the product of their arguments'
+// lengths (minutes on 1 MB values), are replaced on roconn's own driver by Go
+// functions that give SQLite's results in linear time (see funcs.go), and
+// SQLite's own limits are set to what an analyst's query needs (statement
+// length, expression depth, compound terms, program length, function
+// arguments, LIKE pattern length; see setLimits).
+//
+// Memory and disk: every connection keeps its temporary data (sorts,
+// temporary tables and indexes) in memory, so nothing is written to a
+// temporary file; SQLite's heap is bounded by its hard heap limit (Memory),
+// and while statements run, a watch stops the one that holds a sort or
+// temporary table longest when the heap is 3/4 full, before its neighbours'
+// allocations can fail; a result is bounded in bytes (ResultBytes) as its
+// rows arrive.
+//
+// WAL: a read-only reader of a WAL-mode database uses, and creates if they
+// are missing, the -wal and -shm files beside it. Open refuses a database
+// where that could leave files its owner cannot write (see checkWAL), and
+// roconn's connections never checkpoint.
+//
+// # Process-wide effects
+//
+// Each DB has its own modernc.org/sqlite Driver, so its hooks and functions
+// never reach other connections in the process. Two things are the
+// process's, because SQLite has them once per process: roconn turns on
+// SQLite's memory accounting when the package is initialized (SQLite reads
+// it only before its first connection), and the hard heap limit is
+// process-wide: Open lowers it to its Memory unless a lower one is in force,
+// and it then bounds every SQLite connection in the process, roconn's or not.
 package roconn
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,20 +104,23 @@ import (
 	"strings"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// poolSize is how many statements one DB runs at once; more wait their turn.
-const poolSize = 4
 
 // A DB is a read-only, policy-restricted connection pool to one SQLite file.
 // It is safe for concurrent use. Open one with Open and close it with Close.
 type DB struct {
-	pool    *sql.DB
-	check   *programCheck
+	pool    *pool         // the restricted connections model SQL runs on
+	check   *programCheck // the check of compiled programs' reads
+	health  *privileged   // a connection of its own for Ping
 	lim     Limits
 	rules   []string
 	objects []Object
 	byName  map[string]int // lower-cased name → index in objects
+
+	// afterCheck, if set (by tests), runs between the check of a program
+	// and its run.
+	afterCheck func()
 }
 
 // An exposure is one object the policy exposes, matched to the schema.
@@ -96,11 +142,15 @@ type exposure struct {
 //
 // A zero field of lim takes the policy's limit (rows, timeout) if it sets one,
 // else its Default. A missing file is an error naming it; mode=ro never
-// creates one. Open reads the schema, and each exposed object's row count and
-// three sample rows, once; Objects returns them. It fails closed: before
-// returning, it proves on pooled connections that the authorizer is installed
-// and denies a write, and that the check of the compiled program refuses a
-// write the authorizer lets through, and returns an error if not.
+// creates one. A WAL-mode database whose -wal and -shm files reading could
+// create with the wrong owner, or could not read at all, is an error that
+// says how to give sqlbot a copy (see checkWAL). Open reads the schema, and
+// each exposed object's row count and three sample rows, once; Objects
+// returns them. It fails closed: before returning, it proves on pooled
+// connections that the authorizer is installed and denies a write, and that
+// the check of the compiled program refuses a write the authorizer lets
+// through, and that SQLite counts its memory (so that the heap limit, which
+// it sets, holds), and returns an error if not.
 func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
 	lim, err := effectiveLimits(lim, p)
 	if err != nil {
@@ -108,6 +158,9 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 	}
 	dsn, err := fileDSN(path)
 	if err != nil {
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	if err := checkWAL(path); err != nil {
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
 
@@ -122,21 +175,33 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		priv.pool.Close()
 		return nil, err
 	}
-	acc, check, exposed, err := buildAccess(ctx, priv, sch, exposed, p == nil)
-	priv.pool.Close() // the privileged connection is done; model SQL never sees it
+	acc, check, exposed, err := buildAccess(ctx, priv, sch, exposed, p == nil, 2*lim.Concurrent)
 	if err != nil {
+		priv.pool.Close()
 		return nil, err
 	}
 
-	db := &DB{lim: lim, check: check, byName: map[string]int{}}
+	// The privileged connection stays open for Ping, which runs roconn's
+	// own statement on it; model SQL never reaches it.
+	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
-	db.pool = openPool(newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
+	c := newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
 		st := &authState{access: acc, modules: modules}
 		return st.authorize, st
-	}), poolSize)
+	})
+	if err := c.restrict(); err != nil {
+		priv.pool.Close()
+		check.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	db.pool = newPool(lim.Concurrent, lim.Concurrent, c.open)
 	if err := db.proveReadOnly(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
+	}
+	if err := limitHeap(lim.Memory); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
@@ -150,7 +215,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 // effectiveLimits fills the zero fields of lim from the policy, then from
 // the defaults, and rejects negative ones.
 func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
-	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.Timeout < 0 {
+	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.ResultBytes < 0 || lim.Timeout < 0 || lim.Concurrent < 0 || lim.Memory < 0 {
 		return Limits{}, fmt.Errorf("roconn: limits must not be negative: %+v", lim)
 	}
 	if p != nil {
@@ -170,8 +235,17 @@ func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
 	if lim.ValueBytes == 0 {
 		lim.ValueBytes = DefaultValueBytes
 	}
+	if lim.ResultBytes == 0 {
+		lim.ResultBytes = DefaultResultBytes
+	}
 	if lim.Timeout == 0 {
 		lim.Timeout = DefaultTimeout
+	}
+	if lim.Concurrent == 0 {
+		lim.Concurrent = DefaultConcurrent
+	}
+	if lim.Memory == 0 {
+		lim.Memory = DefaultMemory
 	}
 	return lim, nil
 }
@@ -273,7 +347,7 @@ func kindOf(o *schemaObject) string {
 // programCheck), from what compiling each exposed view shows. With lenient
 // (no policy), a view that cannot be checked is left out of exposed, which
 // it returns; otherwise that is an error naming the view.
-func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure, lenient bool) (*access, *programCheck, []exposure, error) {
+func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []exposure, lenient bool, checkConns int) (*access, *programCheck, []exposure, error) {
 	var reads [][]read
 	progs := map[string][][]instr{}
 	counts := map[string]map[string]int{}
@@ -315,7 +389,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 		}
 		kept = append(kept, e)
 	}
-	check, err := newProgramCheck(ctx, sch, kept, hidden, progs, poolSize)
+	check, err := newProgramCheck(ctx, sch, kept, hidden, progs, checkConns)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("roconn: policy: %w", err)
 	}
@@ -343,24 +417,26 @@ func (db *DB) probeRefused(ctx context.Context, probe string, layer Layer) error
 	return nil
 }
 
-// probeAuthorizer runs probe straight on a pooled connection, with no
-// EXPLAIN check in front, and requires the authorizer to deny it.
+// probeAuthorizer compiles probe straight on a pooled connection, with no
+// check of the program in front, and requires the authorizer to deny it.
+// The probe is never run.
 func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
-	conn, err := db.pool.Conn(ctx)
+	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) {
+		pc.auth.reset()
+		st, err := prepare(pc, probe)
+		if err == nil {
+			sqlite3.Xsqlite3_finalize(pc.tls, st)
+		}
+		if err == nil || pc.auth.denial() == "" {
+			return nil, fmt.Errorf("the authorizer did not deny a write (%v); refusing to serve", err)
+		}
+		return nil, nil
+	})
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	pc, err := physOf(conn)
-	if err != nil {
-		return err
-	}
-	pc.auth.reset()
-	_, err = conn.ExecContext(ctx, probe)
-	if err == nil || pc.auth.denial() == "" {
-		return fmt.Errorf("the authorizer did not deny a write (%v); refusing to serve", err)
-	}
-	return nil
+	<-j.done
+	return j.err
 }
 
 // describe fills db.objects, reading row counts and samples through Query,
@@ -461,12 +537,27 @@ func (db *DB) Rules() []string { return slices.Clone(db.rules) }
 // Limits returns the limits in force, defaults filled in.
 func (db *DB) Limits() Limits { return db.lim }
 
-// Close closes the pool. Statements running on it finish or are stopped by
-// their own time limit first.
+// Ping reports whether the database file can be read now, within the
+// statement time limit. It runs on a connection of its own, so it never
+// waits behind statements, however many are running.
+func (db *DB) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, db.lim.Timeout)
+	defer cancel()
+	var n int64
+	if err := db.health.pool.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+		return fmt.Errorf("roconn: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connections. Statements running are interrupted; their
+// callers get a refusal or an error, and their connections close as they
+// end. Query after Close returns an error.
 func (db *DB) Close() error {
-	err := db.pool.Close()
-	if cerr := db.check.Close(); err == nil {
-		err = cerr
+	db.pool.close()
+	err := db.check.Close()
+	if herr := db.health.pool.Close(); err == nil {
+		err = herr
 	}
 	if err != nil {
 		return fmt.Errorf("roconn: close: %w", err)

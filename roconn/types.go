@@ -20,7 +20,9 @@ const (
 	// SQLite said the file is read-only, or the text is not exactly one plain
 	// statement (two statements, EXPLAIN, parameters, a NUL byte).
 	LayerReadOnly Layer = "readonly"
-	// LayerLimit: too many result columns, or a value over the size limit.
+	// LayerLimit: too many result columns, a value or a result over its size
+	// limit, a statement that needed more memory than SQLite may use, or a
+	// statement text over the length limit.
 	LayerLimit Layer = "limit"
 	// LayerTimeout: the statement ran past its time limit and was interrupted.
 	LayerTimeout Layer = "timeout"
@@ -43,27 +45,38 @@ var ErrRowLimit = errors.New("roconn: row limit reached")
 // Limits bounds what one statement may cost and return. A zero field takes
 // the policy's value, if it sets one, else its Default (see Open).
 type Limits struct {
-	Rows       int           // rows returned at most (default 200)
-	Columns    int           // result columns at most (default 40)
-	ValueBytes int           // bytes per string or blob value at most (SQLITE_LIMIT_LENGTH, default 1 MiB)
-	Timeout    time.Duration // time per statement (default 5 s)
+	Rows        int           // rows returned at most (default 200)
+	Columns     int           // result columns at most (default 40)
+	ValueBytes  int           // bytes per string or blob value at most (SQLITE_LIMIT_LENGTH, default 1 MiB)
+	ResultBytes int           // bytes of one result at most: text and blob values, 8 per number, column names (default 8 MiB)
+	Timeout     time.Duration // time per statement, from when it has a connection (default 5 s)
+	// Concurrent is how many statements run at once, each on a connection
+	// of its own; more wait their turn, with their time limit not yet
+	// running (default 4).
+	Concurrent int
+	// Memory bounds the heap of SQLite in this process, all connections
+	// together (sqlite3_hard_heap_limit64, which is process-wide: the
+	// lowest Memory of the DBs opened in a process holds). Default 192 MiB.
+	Memory int64
 }
 
 // Defaults for Limits; a zero field in Limits takes its default.
 const (
-	DefaultRows       = 200
-	DefaultColumns    = 40
-	DefaultValueBytes = 1 << 20
-	DefaultTimeout    = 5 * time.Second
+	DefaultRows        = 200
+	DefaultColumns     = 40
+	DefaultValueBytes  = 1 << 20
+	DefaultResultBytes = 8 << 20
+	DefaultTimeout     = 5 * time.Second
+	DefaultConcurrent  = 4
+	DefaultMemory      = 192 << 20
 )
 
 // A Result is what one statement returned.
 //
 // Rows is never nil. Its values are nil, int64, float64 or string: a BLOB
-// comes back as a string when it is valid UTF-8, else as hex "x'..'", and the
-// TEXT of a column declared DATE, DATETIME or TIMESTAMP (which the driver
-// parses into a time) as SQLite writes it, "YYYY-MM-DD" or
-// "YYYY-MM-DD HH:MM:SS[.fff][+hh:mm]".
+// comes back as a string when it is valid UTF-8, else as hex "x'..'", and
+// TEXT exactly as stored, whatever the column's declared type (a DATETIME
+// column's '2021-01-01 00:00:00' comes back as that text).
 type Result struct {
 	SQL       string   // the statement as run: the query without a trailing ';' and what follows it
 	Columns   []string // result column names

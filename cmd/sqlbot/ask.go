@@ -119,22 +119,24 @@ func askExit(o agent.Outcome) int {
 // printAnswer prints each step, the answer, the SQL, a result table and a
 // footer, for a person at a terminal.
 func printAnswer(w io.Writer, res *agent.Result) {
+	// Everything here but the counts was chosen by the model or read from
+	// the data: it is made safe before it reaches the terminal.
 	for _, s := range res.Trace {
-		fmt.Fprintf(w, "[%s %s] %s\n", s.Tool, s.Status, oneLine(s.Args, 160))
+		fmt.Fprintf(w, "[%s %s] %s\n", safeLine(oneLine(s.Tool, 64)), s.Status, safeLine(oneLine(s.Args, 160)))
 	}
 	if len(res.Trace) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, res.Answer)
+	fmt.Fprintln(w, safeBlock(res.Answer))
 	if res.Refusal != nil {
-		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", res.Refusal.Layer, res.Refusal.Reason, indent(res.Refusal.SQL))
+		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", safeLine(res.Refusal.Layer), safeLine(res.Refusal.Reason), indent(safeBlock(res.Refusal.SQL)))
 	}
 	if res.FinalSQL != "" {
-		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(res.FinalSQL))
+		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(safeBlock(res.FinalSQL)))
 		writeTable(w, res.Columns, res.Rows)
 		fmt.Fprintf(w, "(%s)\n", rowsNote(len(res.Rows), res.Truncated))
 	}
-	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", firstOf(res.Provider, "no provider"), res.Steps,
+	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", safeLine(firstOf(res.Provider, "no provider")), res.Steps,
 		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion)
 }
 
@@ -143,13 +145,9 @@ func askJSON(res *agent.Result) map[string]any {
 	if stmts == nil {
 		stmts = []agent.Statement{}
 	}
-	rows := res.Rows
-	if rows == nil {
-		rows = [][]any{}
-	}
 	return map[string]any{
 		"question": res.Question, "answer": res.Answer, "sql": stmts, "final_sql": res.FinalSQL,
-		"columns": res.Columns, "rows": rows, "steps": res.Steps, "provider": res.Provider,
+		"columns": res.Columns, "rows": jsonRows(res.Rows), "steps": res.Steps, "provider": res.Provider,
 		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome,
 	}
 }

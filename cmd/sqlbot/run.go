@@ -47,14 +47,16 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	// An error can quote the model's SQL or SQLite's message about it (a
+	// column name of its choosing): it is made safe for the terminal.
 	var e *exitErr
 	if errors.As(err, &e) {
 		if e.err != nil {
-			fmt.Fprintln(stderr, "sqlbot:", e.err)
+			fmt.Fprintln(stderr, "sqlbot:", safeBlock(e.err.Error()))
 		}
 		return e.code
 	}
-	fmt.Fprintln(stderr, "sqlbot:", err)
+	fmt.Fprintln(stderr, "sqlbot:", safeBlock(err.Error()))
 	return exitError
 }
 
@@ -80,6 +82,7 @@ Settings (environment variables):
   SQLBOT_QUERY_TIMEOUT                  time limit per statement (5s)
   SQLBOT_ROW_CAP, SQLBOT_MAX_COLUMNS,   rows (200), columns (40) and bytes per value (1048576)
   SQLBOT_MAX_VALUE_BYTES                of a result
+  SQLBOT_MAX_RESULT_BYTES               bytes of one result, all values together (8388608)
   SQLBOT_MAX_STEPS                      model calls per question (6)
   OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
   OPENAI_MODEL                          with none, only the demo's recorded questions are answered
@@ -251,9 +254,11 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 }
 
 // limits are the environment's limits; zero fields take the policy's, then
-// roconn's defaults (roconn.Open does that merge).
+// roconn's defaults (roconn.Open does that merge). The pool runs as many
+// statements at once as the bot works on questions, so no question waits
+// for a connection.
 func (a *app) limits() roconn.Limits {
-	var lim roconn.Limits
+	lim := roconn.Limits{Concurrent: a.cfg.MaxConcurrent}
 	if a.cfg.RowCap != nil {
 		lim.Rows = *a.cfg.RowCap
 	}
@@ -262,6 +267,9 @@ func (a *app) limits() roconn.Limits {
 	}
 	if a.cfg.MaxValueBytes != nil {
 		lim.ValueBytes = *a.cfg.MaxValueBytes
+	}
+	if a.cfg.MaxResultBytes != nil {
+		lim.ResultBytes = *a.cfg.MaxResultBytes
 	}
 	if a.cfg.QueryTimeout != nil {
 		lim.Timeout = *a.cfg.QueryTimeout

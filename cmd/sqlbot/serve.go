@@ -38,12 +38,10 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		SlashCommand:  a.cfg.SlashCommand,
 		RatePerMinute: a.cfg.RatePerMinute, RatePerDay: a.cfg.RatePerDay, GlobalPerDay: a.cfg.GlobalPerDay,
 		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
+		MaxCSVBytes:   db.Limits().ResultBytes, // a CSV holds no more than the result it comes from
 		Tables:        func() []bot.Table { return tables(db) },
 		GuardRefusals: g.Refusals,
-		Health: func(ctx context.Context) error {
-			_, err := db.Query(ctx, "SELECT 1")
-			return err
-		},
+		Health:        db.Ping, // a connection of its own: never behind questions
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -310,4 +311,62 @@ func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings .
 		t.Fatalf("serve never connected: %v\n%s", err, s)
 	}
 	return s
+}
+
+// TestHealthzWhileBusy: with every pooled connection running a runaway
+// statement that four questions' model asked for, /healthz still answers
+// 200 at once: its check of the database has a connection of its own and
+// never queues behind questions.
+func TestHealthzWhileBusy(t *testing.T) {
+	db := demoFile(t)
+	slack := slacktest.NewServer(t)
+	ai := openaitest.NewServer(t)
+	const runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		if len(openaitest.ToolResults(req)) == 0 {
+			args, _ := json.Marshal(map[string]string{"sql": runaway})
+			return openaitest.Calls(openaitest.Call("run_sql", string(args)))
+		}
+		return openaitest.Final("That query ran too long.")
+	})
+	addr := freeAddr(t)
+	logs := serveInProcess(t, slack, db, "OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=m",
+		"SQLBOT_HTTP_ADDR="+addr, "SQLBOT_QUERY_TIMEOUT=3s", "SQLBOT_MAX_CONCURRENT=4")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 4 {
+		ev := slacktest.MentionEvent("C1", fmt.Sprintf("U%d", i), "Count forever", fmt.Sprintf("1700000010.00010%d", i), "")
+		if _, err := slack.SendEvent(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for ai.Count() < 4 {
+		if ctx.Err() != nil {
+			t.Fatalf("the questions never reached the model\n%s", logs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the four statements are running
+	var slowest time.Duration
+	for range 5 {
+		start := time.Now()
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took := time.Since(start)
+		slowest = max(slowest, took)
+		if resp.StatusCode != 200 || took > time.Second {
+			t.Errorf("/healthz with the pool busy: %d after %v, want 200 at once", resp.StatusCode, took)
+		}
+	}
+	if ai.Count() >= 8 {
+		t.Errorf("the runaway statements ended before /healthz was asked (%d model calls); the test proves nothing", ai.Count())
+	}
+	t.Logf("/healthz answered within %v while four runaway statements held the pool", slowest)
+	if _, err := slack.WaitMessages(ctx, 4); err != nil {
+		t.Errorf("the four questions were not answered: %v", err)
+	}
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // writeTable prints rows as a terminal table, number columns right-aligned, NULL
-// shown as NULL, column names exactly as SQLite returned them.
+// shown as NULL, column names as SQLite returned them but made safe (see
+// safeLine).
 func writeTable(w io.Writer, columns []string, rows [][]any) {
 	align := make([]tw.Align, len(columns))
 	for i := range align {
@@ -32,7 +33,11 @@ func writeTable(w io.Writer, columns []string, rows [][]any) {
 			Alignment:  tw.CellAlignment{PerColumn: align},
 		},
 	}))
-	t.Header(anySlice(columns)...)
+	header := make([]any, len(columns))
+	for i, c := range columns {
+		header[i] = safeLine(c)
+	}
+	t.Header(header...)
 	for _, r := range rows {
 		cells := make([]string, len(r))
 		for i, v := range r {
@@ -43,14 +48,6 @@ func writeTable(w io.Writer, columns []string, rows [][]any) {
 	if err := t.Render(); err != nil {
 		fmt.Fprintf(w, "(table: %v)\n", err)
 	}
-}
-
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // formatValue shows a value the way an analyst can check it: integers as
@@ -71,17 +68,43 @@ func formatValue(v any) string {
 		s = strings.TrimRight(s, "0")
 		return strings.TrimSuffix(s, ".")
 	case string:
-		return strings.Map(func(r rune) rune {
-			if r == '\n' {
-				return '↵'
-			}
-			// Control characters could redraw the terminal, and bidi
-			// controls (U+202E …) reorder what the analyst reads.
-			if r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r) {
-				return '�'
-			}
-			return r
-		}, x)
+		return safeLine(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// safeLine makes s, which the data or the model chose, safe to print on one
+// line of a terminal: a newline shows as ↵, and every other control
+// character (ESC starts the sequences that erase lines or retitle the
+// window) and every bidi control (U+202E …, which reorders what the reader
+// sees) as �. A tab stays.
+func safeLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' {
+			return '↵'
+		}
+		if unsafeRune(r) {
+			return '�'
+		}
+		return r
+	}, s)
+}
+
+// safeBlock is safeLine for text of several lines (an answer, SQL, an
+// error): newlines and tabs stay, a carriage return (which moves back over
+// what was printed) does not.
+func safeBlock(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && unsafeRune(r) {
+			return '�'
+		}
+		return r
+	}, s)
+}
+
+// unsafeRune reports whether printing r could redraw the terminal or
+// reorder the text around it: the C0 controls but tab, DEL, the C1
+// controls, and the bidi controls.
+func unsafeRune(r rune) bool {
+	return r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || unicode.Is(unicode.Bidi_Control, r)
 }

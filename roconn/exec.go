@@ -1,0 +1,314 @@
+package roconn
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+	"unsafe"
+
+	"modernc.org/libc"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// explainPrefix is put before every statement before it is compiled. A
+// statement compiled as EXPLAIN lists its program when stepped, and
+// sqlite3_stmt_explain(S, 0) turns the same compiled statement into the
+// statement itself, result columns and all: compiled in EXPLAIN mode it has
+// the registers the listing needs, so switching back does not make SQLite
+// compile it again. (A statement compiled plainly with fewer than ten
+// registers, which most small queries have, is compiled again when switched
+// into EXPLAIN mode.) So the program roconn checks is the program that runs,
+// compiled once.
+const explainPrefix = "EXPLAIN "
+
+// An sqlError is an error SQLite returned for a statement: its result code
+// (extended) and message.
+type sqlError struct {
+	code int32
+	msg  string
+}
+
+func (e *sqlError) Error() string { return e.msg }
+
+// Code returns the SQLite result code, as modernc.org/sqlite's errors do.
+func (e *sqlError) Code() int { return int(e.code) }
+
+// errorOf returns the error for result code rc on the connection, worded as
+// modernc.org/sqlite words its own ("SQL logic error: no such column: x (1)").
+func errorOf(pc *physConn, rc int32) *sqlError {
+	str := libc.GoString(sqlite3.Xsqlite3_errstr(pc.tls, rc))
+	msg := libc.GoString(sqlite3.Xsqlite3_errmsg(pc.tls, pc.handle))
+	if msg == "" || msg == str {
+		return &sqlError{code: rc, msg: fmt.Sprintf("%s (%d)", str, rc)}
+	}
+	return &sqlError{code: rc, msg: fmt.Sprintf("%s: %s (%d)", str, msg, rc)}
+}
+
+// execute compiles stmt once on pc, reads its program back and checks it,
+// then runs that same compiled statement and collects its rows. It runs on
+// the goroutine that owns pc, and classifies its errors there, while pc's
+// authorizer state is still this statement's.
+func (db *DB) execute(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
+	res, err := db.compileCheckRun(ctx, pc, stmt)
+	if res != nil {
+		res.SQL = stmt
+	}
+	if err == nil {
+		return res, nil
+	}
+	if j := pc.job; j != nil && j.memStop.Load() && !errors.Is(err, ErrRowLimit) {
+		return nil, db.outOfMemory()
+	}
+	return res, db.classify(pc.auth, err)
+}
+
+func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
+	tls := pc.tls
+	pc.auth.begin(stmt)
+	st, err := prepare(pc, explainPrefix+stmt)
+	if err != nil {
+		return nil, err
+	}
+	defer sqlite3.Xsqlite3_finalize(tls, st)
+	if sqlite3.Xsqlite3_stmt_isexplain(tls, st) != 1 {
+		// "QUERY PLAN SELECT …" became EXPLAIN QUERY PLAN with the prefix.
+		return nil, &Refusal{Layer: LayerReadOnly, Reason: "EXPLAIN is not allowed"}
+	}
+
+	prog, err := readProgram(pc, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.checkCompiled(ctx, stmt, prog); err != nil {
+		return nil, err
+	}
+	if j := pc.job; j != nil {
+		j.grows.Store(programGrows(prog))
+	}
+	if db.afterCheck != nil {
+		db.afterCheck()
+	}
+
+	// From here SQLite must not compile anything: a compile now would be
+	// SQLite re-preparing the statement (after a schema change by the
+	// file's owner, say) into a program nobody checked. The authorizer
+	// denies it, and the re-prepare count catches what it cannot.
+	sqlite3.Xsqlite3_reset(tls, st)
+	pc.auth.seal()
+	defer pc.auth.unseal()
+	if rc := sqlite3.Xsqlite3_stmt_explain(tls, st, 0); rc != sqlite3.SQLITE_OK {
+		return nil, errorOf(pc, rc)
+	}
+	if reprepared(pc, st) {
+		return nil, recompiled()
+	}
+	res, err := db.collect(pc, st)
+	if reprepared(pc, st) || pc.auth.sealBroken() {
+		return nil, recompiled()
+	}
+	return res, err
+}
+
+// recompiled is the refusal for a statement SQLite compiled again between
+// the check of its program and its run.
+func recompiled() *Refusal {
+	return &Refusal{Layer: LayerReadOnly, Reason: "the database's schema changed while the statement ran; run it again"}
+}
+
+// reprepared reports whether SQLite has compiled st again since it was
+// prepared.
+func reprepared(pc *physConn, st uintptr) bool {
+	return sqlite3.Xsqlite3_stmt_status(pc.tls, st, sqlite3.SQLITE_STMTSTATUS_REPREPARE, 0) != 0
+}
+
+// prepare compiles sql on pc and returns the statement. The text must hold
+// exactly one statement: anything but space and comments after it is
+// refused.
+func prepare(pc *physConn, sql string) (uintptr, error) {
+	tls := pc.tls
+	z, err := libc.CString(sql)
+	if err != nil {
+		return 0, err
+	}
+	defer libc.Xfree(tls, z)
+	out := tls.Alloc(16)
+	defer tls.Free(16)
+	// The length given includes the NUL, so SQLite need not copy the text.
+	rc := sqlite3.Xsqlite3_prepare_v3(tls, pc.handle, z, int32(len(sql)+1), 0, out, out+8)
+	st := *(*uintptr)(cMem(out))
+	if rc != sqlite3.SQLITE_OK {
+		if st != 0 {
+			sqlite3.Xsqlite3_finalize(tls, st)
+		}
+		return 0, errorOf(pc, rc)
+	}
+	tail := *(*uintptr)(cMem(out + 8))
+	if st == 0 || tail != 0 && len(scan(libc.GoString(tail)).stmts) > 0 {
+		if st != 0 {
+			sqlite3.Xsqlite3_finalize(tls, st)
+		}
+		return 0, &Refusal{Layer: LayerReadOnly, Reason: "only one statement may run at a time"}
+	}
+	return st, nil
+}
+
+// cMem returns p, an address of memory that SQLite or libc allocated (never
+// Go), as a pointer. (Written this way, rather than as unsafe.Pointer(p),
+// because vet cannot tell C memory from Go's.)
+func cMem(p uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+// cText returns the text of column i of st's current row, as a view of
+// SQLite's memory valid until the next step: the caller copies what it keeps.
+func cText(tls *libc.TLS, st uintptr, i int32) string {
+	p := sqlite3.Xsqlite3_column_text(tls, st, i)
+	n := sqlite3.Xsqlite3_column_bytes(tls, st, i)
+	if p == 0 || n <= 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(cMem(p)), n)
+}
+
+// readProgram steps st, compiled in EXPLAIN mode, and returns its program:
+// every column of every row (addr is the index).
+func readProgram(pc *physConn, st uintptr) ([]instr, error) {
+	tls := pc.tls
+	prog := make([]instr, 0, 16)
+	for {
+		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
+		case sqlite3.SQLITE_DONE:
+			return prog, nil
+		case sqlite3.SQLITE_ROW:
+		default:
+			return nil, errorOf(pc, rc)
+		}
+		in := instr{
+			Opcode: pc.opcode(cText(tls, st, 1)),
+			P1:     sqlite3.Xsqlite3_column_int64(tls, st, 2),
+			P2:     sqlite3.Xsqlite3_column_int64(tls, st, 3),
+			P3:     sqlite3.Xsqlite3_column_int64(tls, st, 4),
+			P5:     sqlite3.Xsqlite3_column_int64(tls, st, 6),
+		}
+		if p4 := cText(tls, st, 5); p4 != "" {
+			in.P4 = string([]byte(p4))
+		}
+		prog = append(prog, in)
+	}
+}
+
+// opcode returns name as a string of the connection's own, so that reading
+// a program allocates no opcode names after the first few statements.
+func (c *physConn) opcode(name string) string {
+	if s, ok := c.opcodes[name]; ok {
+		return s
+	}
+	s := string([]byte(name))
+	if c.opcodes == nil {
+		c.opcodes = map[string]string{}
+	}
+	c.opcodes[s] = s
+	return s
+}
+
+// collect steps st and reads its rows into a Result: at most Rows rows (one
+// more is read to know whether there are more, and then Query returns
+// ErrRowLimit), and at most ResultBytes bytes, counted as values arrive and
+// before each is copied (see Limits.ResultBytes). The number of columns was
+// checked on the program.
+func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
+	tls := pc.tls
+	n := sqlite3.Xsqlite3_column_count(tls, st)
+	res := &Result{Columns: make([]string, n), Rows: [][]any{}}
+	size := 0
+	for i := range n {
+		res.Columns[i] = libc.GoString(sqlite3.Xsqlite3_column_name(tls, st, i))
+		size += len(res.Columns[i])
+	}
+	tooBig := func(more int) bool {
+		size += more
+		return size > db.lim.ResultBytes
+	}
+	for {
+		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
+		case sqlite3.SQLITE_DONE:
+			return res, nil
+		case sqlite3.SQLITE_ROW:
+		default:
+			return nil, errorOf(pc, rc)
+		}
+		if len(res.Rows) == db.lim.Rows {
+			res.Truncated = true
+			return res, fmt.Errorf("%w (the first %d rows are returned)", ErrRowLimit, db.lim.Rows)
+		}
+		row := make([]any, n)
+		for i := range n {
+			switch sqlite3.Xsqlite3_column_type(tls, st, i) {
+			case sqlite3.SQLITE_INTEGER:
+				row[i] = sqlite3.Xsqlite3_column_int64(tls, st, i)
+				if tooBig(8) {
+					return nil, db.resultTooBig()
+				}
+			case sqlite3.SQLITE_FLOAT:
+				row[i] = sqlite3.Xsqlite3_column_double(tls, st, i)
+				if tooBig(8) {
+					return nil, db.resultTooBig()
+				}
+			case sqlite3.SQLITE_TEXT:
+				// TEXT comes back as stored, whatever the column's
+				// declared type (DATE, DATETIME…).
+				s := cText(tls, st, i)
+				if tooBig(len(s)) {
+					return nil, db.resultTooBig()
+				}
+				row[i] = string([]byte(s))
+			case sqlite3.SQLITE_BLOB:
+				var b []byte
+				if p := sqlite3.Xsqlite3_column_blob(tls, st, i); p != 0 {
+					b = unsafe.Slice((*byte)(cMem(p)), sqlite3.Xsqlite3_column_bytes(tls, st, i))
+				}
+				if utf8.Valid(b) {
+					if tooBig(len(b)) {
+						return nil, db.resultTooBig()
+					}
+					row[i] = string(b)
+					continue
+				}
+				if tooBig(2*len(b) + 3) {
+					return nil, db.resultTooBig()
+				}
+				row[i] = "x'" + hex.EncodeToString(b) + "'"
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+}
+
+// outOfMemory is the refusal for a statement that needed more memory than
+// SQLite may use.
+func (db *DB) outOfMemory() *Refusal {
+	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement needed more memory than the limit of %s", byteSize(db.lim.Memory))}
+}
+
+// resultTooBig is the refusal for a result over Limits.ResultBytes.
+func (db *DB) resultTooBig() *Refusal {
+	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf(
+		"the result would be larger than the limit of %s; select fewer rows or columns, or shorter values", byteSize(int64(db.lim.ResultBytes)))}
+}
+
+// byteSize writes n bytes for a person: "8 MiB", "1.5 KiB", "200 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
