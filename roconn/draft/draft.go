@@ -90,8 +90,11 @@
 //     view that reads a hidden base column otherwise gets a comment saying so.
 //   - Coarse places are kept: a city, a state, a country or a company name
 //     alone does not single a person out, and analysts group by them. In a
-//     table of people they get a comment to review them. Street lines and
-//     postal codes, which locate a building, are hidden.
+//     table of people, though, a city and a state are part of each person's
+//     address (in a table of a few dozen people they single them out) and
+//     are hidden; the country and the company are kept there, with a
+//     comment to review them. Street lines and postal codes, which locate a
+//     building, are hidden everywhere.
 package draft
 
 import (
@@ -554,6 +557,10 @@ func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind) Decisio
 	if !d.Hidden && d.FreeText && st.embedded >= max(2, st.n/10) {
 		d.Hidden = true
 		d.Reason = fmt.Sprintf("free text holding e-mail addresses or phone numbers: %d of %d sampled values", st.embedded, st.n)
+	}
+	if !d.Hidden && veto == "" && tk.people && slices.ContainsFunc(ws, localPlaceWord) && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5 {
+		d.Hidden = true
+		d.Reason = "part of a person's address (a city or region, in a table of people): by its name"
 	}
 	if d.Hidden {
 		return d

@@ -114,13 +114,32 @@ func TestAdversarialSchema(t *testing.T) {
 
 // noHiddenValues checks that no value of a hidden column, of six characters
 // or more, appears anywhere in the draft's text, comments included.
-func noHiddenValues(t *testing.T, path string, hidden map[string]bool, text string) {
+//
+// A value that a readable column also holds (named in public, as
+// "table.column") may appear: the draft lists it for that column.
+func noHiddenValues(t *testing.T, path string, hidden map[string]bool, text string, public ...string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	shared := map[string]bool{}
+	for _, col := range public {
+		table, column, _ := strings.Cut(col, ".")
+		rows, err := db.Query(fmt.Sprintf("SELECT DISTINCT CAST(%q AS TEXT) FROM %q WHERE %q IS NOT NULL", column, table, column))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			shared[v] = true
+		}
+		rows.Close()
+	}
 	for col := range hidden {
 		table, column, _ := strings.Cut(col, ".")
 		rows, err := db.Query(fmt.Sprintf("SELECT DISTINCT CAST(%q AS TEXT) FROM %q WHERE %q IS NOT NULL", column, table, column))
@@ -132,7 +151,7 @@ func noHiddenValues(t *testing.T, path string, hidden map[string]bool, text stri
 			if err := rows.Scan(&v); err != nil {
 				t.Fatal(err)
 			}
-			if len(v) >= 6 && strings.Contains(text, v) {
+			if len(v) >= 6 && !shared[v] && strings.Contains(text, v) {
 				t.Errorf("the draft shows a value of hidden column %s: %q", col, v)
 			}
 		}
@@ -151,13 +170,15 @@ func chinook(t testing.TB) string {
 
 // TestChinook drafts a policy for Chinook, a database nobody on this project
 // designed: every contact, address and birth-date column of Customer and
-// Employee is hidden, as are the billing address lines of Invoice; the
-// catalogue, the invoice lines and Invoice's totals and dates stay readable.
+// Employee is hidden (a person's city and state included: in a table of a
+// few dozen people they single them out), as are the billing address lines
+// of Invoice; the catalogue, the invoice lines, Invoice's totals and dates,
+// and the customers' country and company stay readable.
 func TestChinook(t *testing.T) {
 	text, doc := draftFile(t, chinook(t))
 	want := map[string][]string{
-		"Customer": {"Address", "Email", "Fax", "FirstName", "LastName", "Phone", "PostalCode"},
-		"Employee": {"Address", "BirthDate", "Email", "Fax", "FirstName", "LastName", "Phone", "PostalCode"},
+		"Customer": {"Address", "City", "Email", "Fax", "FirstName", "LastName", "Phone", "PostalCode", "State"},
+		"Employee": {"Address", "BirthDate", "City", "Email", "Fax", "FirstName", "LastName", "Phone", "PostalCode", "State"},
 		"Invoice":  {"BillingAddress", "BillingPostalCode"},
 	}
 	for table, e := range doc.Expose {
@@ -175,8 +196,8 @@ func TestChinook(t *testing.T) {
 		"Playlist":    {"PlaylistId", "Name"},
 		"InvoiceLine": {"InvoiceLineId", "InvoiceId", "TrackId", "UnitPrice", "Quantity"},
 		"Invoice":     {"InvoiceId", "CustomerId", "InvoiceDate", "Total", "BillingCity", "BillingCountry"},
-		"Customer":    {"CustomerId", "City", "Country", "Company", "SupportRepId"},
-		"Employee":    {"EmployeeId", "Title", "HireDate", "City", "Country"},
+		"Customer":    {"CustomerId", "Country", "Company", "SupportRepId"},
+		"Employee":    {"EmployeeId", "Title", "HireDate", "Country"},
 	}
 	for table, cols := range readable {
 		e, ok := doc.Expose[table]
@@ -202,5 +223,7 @@ func TestChinook(t *testing.T) {
 			hidden[table+"."+c] = true
 		}
 	}
-	noHiddenValues(t, chinook(t), hidden, text)
+	// Invoice's billing city and state stay readable, and the draft lists
+	// the states: the same names as the customers' own.
+	noHiddenValues(t, chinook(t), hidden, text, "Invoice.BillingCity", "Invoice.BillingState")
 }

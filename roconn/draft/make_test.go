@@ -68,7 +68,7 @@ func TestMakeDecisions(t *testing.T) {
 	users := decisions(t, d, "users")
 	for c, hidden := range map[string]bool{
 		"id": false, "email": true, "email_verified": false, "phone_type": false, "name": true,
-		"city": false, "notes": true, "mobile": false, "ref": true,
+		"city": true, "notes": true, "mobile": false, "ref": true,
 	} {
 		if users[c].Hidden != hidden {
 			t.Errorf("users.%s hidden = %v, want %v (%+v)", c, users[c].Hidden, hidden, users[c])

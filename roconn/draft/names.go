@@ -439,13 +439,29 @@ func geoWord(w string) bool {
 }
 
 // coarsePlaceWord reports whether the folded word w names a place coarser
-// than a street: a city, a region, a country. Such columns are kept.
+// than a street (a city, a region, a country) or an organisation. Such
+// columns are kept, except that in a table of people the local ones
+// (localPlaceWord) are part of the person's address.
 func coarsePlaceWord(w string) bool {
+	if localPlaceWord(w) {
+		return true
+	}
 	switch w {
-	case "city", "town", "state", "region", "province", "county", "country", "district", "stadt", "ort",
-		"land", "bundesland", "ville", "pays", "departement", "ciudad", "provincia", "pais", "cidade", "estado",
-		"citta", "paese", "regione", "stad", "gemeente", "provincie", "company", "firma", "empresa", "societe",
+	case "country", "land", "pays", "pais", "paese", "company", "firma", "empresa", "societe",
 		"azienda", "bedrijf", "employer", "organisation", "organization":
+		return true
+	}
+	return false
+}
+
+// localPlaceWord reports whether the folded word w names a place finer than
+// a country: a city, a state or a region. With a street line and a postal
+// code it makes an address; in a small table of people it singles them out.
+func localPlaceWord(w string) bool {
+	switch w {
+	case "city", "town", "state", "region", "province", "county", "district", "stadt", "ort",
+		"bundesland", "ville", "departement", "ciudad", "provincia", "cidade", "estado",
+		"citta", "regione", "stad", "gemeente", "provincie":
 		return true
 	}
 	return false
