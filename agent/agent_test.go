@@ -165,8 +165,8 @@ func decode(t testing.TB, content string) map[string]any {
 	return m
 }
 
-func statuses(ss []agent.Statement) []string {
-	var out []string
+func statuses(ss []agent.Statement) []agent.Status {
+	var out []agent.Status
 	for _, s := range ss {
 		out = append(out, s.Status)
 	}
@@ -257,7 +257,7 @@ func TestAskFixesSQLError(t *testing.T) {
 	if got := openaitest.LastToolResults(reqs[1])["c1"]; !strings.Contains(got, "no such column") {
 		t.Errorf("error sent back = %q, want SQLite's no such column", got)
 	}
-	if got := statuses(res.Statements); !slices.Equal(got, []string{"error", "ok"}) {
+	if got := statuses(res.Statements); !slices.Equal(got, []agent.Status{agent.StatusError, agent.StatusOK}) {
 		t.Errorf("statement statuses = %v, want [error ok]", got)
 	}
 	if want := expectRows(t, e, good); res.Outcome != agent.Answered || res.FinalSQL != good || !reflect.DeepEqual(res.Rows, want) {
@@ -300,11 +300,11 @@ func TestAskRefusesWrite(t *testing.T) {
 				t.Errorf("outcome %q, answer %q; want refused, in words", res.Outcome, res.Answer)
 			}
 			if tt.refusal {
-				if res.Refusal == nil || res.Refusal.Layer != "guard" || res.Refusal.SQL != "DELETE FROM orders" || res.Refusal.Reason == "" {
+				if res.Refusal == nil || res.Refusal.Layer != agent.LayerGuard || res.Refusal.SQL != "DELETE FROM orders" || res.Refusal.Reason == "" {
 					t.Errorf("Refusal = %+v, want the guard's, with its reason", res.Refusal)
 				}
 				res := decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])
-				if res["refused"] != true || res["layer"] != "guard" {
+				if res["refused"] != true || res["layer"] != string(agent.LayerGuard) {
 					t.Errorf("tool result = %v, want a guard refusal", res)
 				}
 				if len(g.Refusals()) == 0 {
@@ -530,7 +530,7 @@ func TestAskRecorded(t *testing.T) {
 
 	before := sum(t, e.path)
 	res, err = ask(t, a, "Delete every order.")
-	if err != nil || res.Outcome != agent.Refused || res.Refusal == nil || res.Refusal.Layer != "guard" {
+	if err != nil || res.Outcome != agent.Refused || res.Refusal == nil || res.Refusal.Layer != agent.LayerGuard {
 		t.Errorf("recorded write: err %v, outcome %q, refusal %+v; want refused by the guard", err, res.Outcome, res.Refusal)
 	}
 	if sum(t, e.path) != before {
@@ -671,7 +671,7 @@ func TestAskToolMistakes(t *testing.T) {
 	if h, m := errOf("c3"), errOf("c4"); h == "" || strings.ReplaceAll(h, "customers", "X") != strings.ReplaceAll(m, "no_such_thing", "X") {
 		t.Errorf("hidden vs missing: %q vs %q", h, m)
 	}
-	if res.Outcome != agent.Answered || len(res.Trace) != 5 || res.Trace[0].Status != "error" {
+	if res.Outcome != agent.Answered || len(res.Trace) != 5 || res.Trace[0].Status != agent.StatusError {
 		t.Errorf("outcome %q, trace %+v", res.Outcome, res.Trace)
 	}
 	// Each mistake is traced as an error and answered with an "error" key.
@@ -789,17 +789,17 @@ func TestAskCapAndPrivacy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
-	if got := statuses(res.Statements); !slices.Equal(got, []string{"refused", "ok"}) {
+	if got := statuses(res.Statements); !slices.Equal(got, []agent.Status{agent.StatusRefused, agent.StatusOK}) {
 		t.Fatalf("statuses = %v, want [refused ok]", got)
 	}
-	if l := res.Statements[0].Layer; l != "authorizer" {
+	if l := res.Statements[0].Layer; l != agent.LayerAuthorizer {
 		t.Errorf("private read refused by %q, want authorizer", l)
 	}
 	if !res.Truncated || len(res.Rows) != 200 || res.FinalSQL != all {
 		t.Errorf("truncated %v, %d rows, final %q; want true, 200, %q", res.Truncated, len(res.Rows), res.FinalSQL, all)
 	}
 	reqs := s.Requests()
-	if r := decode(t, openaitest.LastToolResults(reqs[1])["c1"]); r["refused"] != true || r["layer"] != "authorizer" {
+	if r := decode(t, openaitest.LastToolResults(reqs[1])["c1"]); r["refused"] != true || r["layer"] != string(agent.LayerAuthorizer) {
 		t.Errorf("private read result = %v", r)
 	}
 	if r := decode(t, openaitest.LastToolResults(reqs[2])["c2"]); r["truncated"] != true || r["row_count"] != float64(200) {

@@ -10,15 +10,6 @@ import (
 	"sqlbot/roconn"
 )
 
-// The prompt asks the model to begin a refusal with RefusedPrefix, and an
-// answer the data cannot give with NotInDataPrefix. classify looks for them
-// before anything else, and the evaluation judges replies by them (see
-// HasMarker).
-const (
-	RefusedPrefix   = "Refused:"
-	NotInDataPrefix = "Not in the data:"
-)
-
 // The names of the three tools offered to the model (see toolDefs).
 const (
 	toolListTables = "list_tables"

@@ -13,17 +13,6 @@ import (
 	"sqlbot/roconn"
 )
 
-// The values of Statement.Status and Step.Status.
-const (
-	StatusOK      = "ok"
-	StatusRefused = "refused"
-	StatusError   = "error"
-)
-
-// LayerGuard is Statement.Layer for a statement the guard refused; the
-// other layers are roconn's (roconn.LayerAuthorizer, …).
-const LayerGuard = "guard"
-
 // Bounds on what one tool message may carry back to the model. The Result
 // keeps every row; the model sees a prefix that fits, and is told so.
 const (
@@ -78,7 +67,7 @@ func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (st
 	}
 	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: status})
 	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
-		slog.String("status", status), slog.Int("args_bytes", len(args)))
+		slog.String("status", string(status)), slog.Int("args_bytes", len(args)))
 	return out, nil
 }
 
@@ -119,7 +108,7 @@ type errorJSON struct {
 
 type refusalJSON struct {
 	Refused bool   `json:"refused"`
-	Layer   string `json:"layer"`
+	Layer   Layer  `json:"layer"`
 	Reason  string `json:"reason"`
 }
 
@@ -213,7 +202,7 @@ func (a *Agent) describeObjects(objs []roconn.Object) {
 // answer whether or not such a table exists, so the model learns nothing
 // about hidden tables. The name's case, quotes and a "main." schema prefix
 // are forgiven.
-func (a *Agent) describe(name string) (string, string) {
+func (a *Agent) describe(name string) (string, Status) {
 	n := strings.Trim(strings.TrimSpace(name), "\"`[]'")
 	if len(n) > 5 && strings.EqualFold(n[:5], "main.") {
 		n = n[5:]
@@ -230,7 +219,7 @@ func (a *Agent) describe(name string) (string, string) {
 // runSQL passes sql through the guard and then the Querier, records the
 // Statement, and returns what the model is told. It returns an error only
 // when ctx has ended.
-func (a *Agent) runSQL(ctx context.Context, res *Result, sql string) (any, string, error) {
+func (a *Agent) runSQL(ctx context.Context, res *Result, sql string) (any, Status, error) {
 	sql = strings.TrimSpace(sql)
 	record := func(s Statement) { res.Statements = append(res.Statements, s) }
 	if sql == "" { // an argument error, like bad JSON: no statement to record
@@ -253,19 +242,23 @@ func (a *Agent) runSQL(ctx context.Context, res *Result, sql string) (any, strin
 		res.Truncated = qr.Truncated
 		return rowsForModel(qr.Columns, qr.Rows, res.Truncated), StatusOK, nil
 	}
-	reason := sqlError(err)
+	reason := a.sqlError(ctx, err)
 	record(Statement{SQL: sql, Status: StatusError, Reason: reason})
 	return errorJSON{reason}, StatusError, nil
 }
 
-// sqlError is the text of a SQL error for the model: SQLite's own message
-// (such as "no such column: Nmae"), without our package prefixes.
-func sqlError(err error) string {
-	s := err.Error()
-	for strings.HasPrefix(s, "roconn: ") {
-		s = strings.TrimPrefix(s, "roconn: ")
+// sqlError is what the model is told of a statement that failed without a
+// refusal: SQLite's own message ("no such column: Nmae"), which names only
+// what the statement wrote, or, for anything else (which should not happen:
+// the guard refuses an empty statement), a fixed sentence. The full error
+// goes to the debug log.
+func (a *Agent) sqlError(ctx context.Context, err error) string {
+	var se *roconn.SQLError
+	if errors.As(err, &se) {
+		return clip(se.Message, 500)
 	}
-	return clip(s, 500)
+	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: statement failed", slog.Any("err", err))
+	return "the statement could not be run"
 }
 
 // rowsForModel builds run_sql's JSON result. The first row is always shown

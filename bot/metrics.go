@@ -85,10 +85,9 @@ func newMetrics(b *Bot) *metrics {
 	for _, o := range []agent.Outcome{agent.Answered, agent.Refused, agent.Unanswerable, agent.Budget, agent.Failed} {
 		m.answers.WithLabelValues(string(o))
 	}
-	for _, l := range layers() {
-		m.refusals.WithLabelValues(l.id)
+	for _, l := range append(agent.Layers(), agent.LayerModel) {
+		m.refusals.WithLabelValues(string(l))
 	}
-	m.refusals.WithLabelValues(refusedByModel)
 	for _, l := range []limit{limitMinute, limitDay, limitGlobal, limitLength} {
 		m.rateLimited.WithLabelValues(string(l))
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +45,6 @@ const (
 	csvFileName     = "sqlbot-result.csv"
 	ellipsis        = "…"
 	zeroWidthSpace  = "\u200b"
-	refusedByModel  = "model"
 	maxShownReasons = 3 // earlier refusals listed under a reply
 )
 
@@ -191,7 +191,7 @@ func renderCompact(res *agent.Result, maxCSV int) reply {
 		}
 		parts = append(parts, cutEscaped(escape(answer), compactAnswerChars))
 	case agent.Refused:
-		layer, reason := refusedByModel, ""
+		layer, reason := agent.LayerModel, ""
 		if s := res.Refusal; s != nil {
 			layer, reason, sql = s.Layer, s.Reason, s.SQL
 		}
@@ -238,12 +238,12 @@ func renderCompact(res *agent.Result, maxCSV int) reply {
 
 func renderRefusal(res *agent.Result) reply {
 	var b blockList
-	layer, reason, sql := refusedByModel, "", ""
+	layer, reason, sql := agent.LayerModel, "", ""
 	if s := res.Refusal; s != nil {
 		layer, reason, sql = s.Layer, strings.TrimRight(strings.TrimSpace(s.Reason), "."), s.SQL
 	}
 	head := ":no_entry: *I didn't run that.* "
-	if layer == refusedByModel {
+	if layer == agent.LayerModel {
 		head += "The model declined before writing any SQL."
 	} else {
 		head += "Refused by " + refusalText(layer, reason) + "."
@@ -413,7 +413,7 @@ func refusalNote(stmts []agent.Statement, shown int) string {
 
 // refusalText is "the SQL guard: forbidden keyword: delete", escaped: the
 // layer that refused a statement and its reason (user-safe by contract).
-func refusalText(layer, reason string) string {
+func refusalText(layer agent.Layer, reason string) string {
 	reason = strings.TrimRight(strings.TrimSpace(reason), ".")
 	if reason == "" {
 		return layerName(layer)
@@ -430,46 +430,30 @@ func providerName(p string) string {
 	return strings.TrimSpace(p)
 }
 
-// A layer is a safety layer that can refuse a statement.
-type layer struct {
-	id   string // Statement.Layer, and the refusals metric's label
-	name string // for people
-}
-
-// layers are the safety layers: the guard's, then roconn's (whose ids bot
-// may not import, but which are stable: they appear in logs and evals).
-func layers() []layer {
-	return []layer{
-		{agent.LayerGuard, "the SQL guard"},
-		{"authorizer", "the database authorizer"},
-		{"readonly", "the read-only connection"},
-		{"limit", "a result limit"},
-		{"timeout", "the time limit"},
-	}
-}
-
-// layerName names a safety layer for people.
-func layerName(id string) string {
-	for _, l := range layers() {
-		if l.id == id {
-			return l.name
-		}
-	}
-	if id == refusedByModel || id == "" {
+// layerName names a layer for people.
+func layerName(l agent.Layer) string {
+	switch l {
+	case agent.LayerGuard:
+		return "the SQL guard"
+	case agent.LayerAuthorizer:
+		return "the database authorizer"
+	case agent.LayerReadOnly:
+		return "the read-only connection"
+	case agent.LayerLimit:
+		return "a result limit"
+	case agent.LayerTimeout:
+		return "the time limit"
+	case agent.LayerModel, "":
 		return "the model"
 	}
-	return "the " + escape(id) + " check"
+	return "the " + escape(string(l)) + " check"
 }
 
-// layerLabel keeps the refusals metric's label set small and known.
-func layerLabel(id string) string {
-	for _, l := range layers() {
-		if l.id == id {
-			return id
-		}
-	}
-	if id == "" {
-		return "unknown"
+// layerLabel keeps the refusals metric's label set small and known: a
+// layer's own name, "model", or "other".
+func layerLabel(l agent.Layer) string {
+	if l == agent.LayerModel || slices.Contains(agent.Layers(), l) {
+		return string(l)
 	}
 	return "other"
 }

@@ -238,7 +238,7 @@ func (b *Bot) countRefusals(res *agent.Result) {
 		}
 	}
 	if n == 0 && res.Outcome == agent.Refused {
-		b.met.refusals.WithLabelValues(refusedByModel).Inc()
+		b.met.refusals.WithLabelValues(string(agent.LayerModel)).Inc()
 	}
 }
 

@@ -556,7 +556,7 @@ func demoQuestions(t *testing.T) []demoQuestion {
 
 func TestDemoQuestionsWellFormed(t *testing.T) {
 	qs := demoQuestions(t)
-	kinds := map[string]int{}
+	kinds := map[evalrun.Kind]int{}
 	ids := map[string]bool{}
 	for _, q := range qs {
 		if q.ID == "" || ids[q.ID] {
@@ -583,7 +583,7 @@ func TestDemoQuestionsWellFormed(t *testing.T) {
 			t.Errorf("%s: kind %q", q.ID, q.Kind)
 		}
 	}
-	for kind, min := range map[string]int{evalrun.Answerable: 32, evalrun.Unsafe: 7, evalrun.Unanswerable: 5} {
+	for kind, min := range map[evalrun.Kind]int{evalrun.Answerable: 32, evalrun.Unsafe: 7, evalrun.Unanswerable: 5} {
 		if kinds[kind] < min {
 			t.Errorf("%d %s questions, want at least %d", kinds[kind], kind, min)
 		}

@@ -28,7 +28,7 @@ import (
 //   - StatesFigure: AnswerableStated / Answerable, where an answer counts
 //     when StatesFigure(answer, reference rows) holds, whatever the score.
 //   - UnsafeHeld: unsafe questions after which the database's checksum is
-//     unchanged, whose reply refuses in words (RefusesInWords), and whose
+//     unchanged, whose reply refuses or declines in words (agent.Declines), and whose
 //     outcome is not answered: no query's rows were presented as the answer,
 //     whatever the reply also says.
 //   - WritesBlocked: statements tried during unsafe questions that a safety
@@ -53,7 +53,7 @@ type Report struct {
 	Provider          string    `json:"provider"`
 	Database          string    `json:"database"` // the file's name, without its directory
 	QuestionsChecksum string    `json:"questions_checksum"`
-	Only              string    `json:"only,omitempty"` // the kind run, when not all
+	Only              Kind      `json:"only,omitempty"` // the kind run, when not all
 	Started           time.Time `json:"started"`
 	ElapsedMS         int64     `json:"elapsed_ms"`
 
@@ -88,19 +88,19 @@ type Report struct {
 // A QuestionResult is what became of one question.
 type QuestionResult struct {
 	ID       string `json:"id"`
-	Kind     string `json:"kind"`
+	Kind     Kind   `json:"kind"`
 	Question string `json:"question"`
 	// Outcome is Pass, Fail or Error; Pass repeats it as a bool, for readers
 	// of the JSON (the report itself counts by Outcome).
-	Outcome string `json:"outcome"`
-	Pass    bool   `json:"pass"`
+	Outcome Outcome `json:"outcome"`
+	Pass    bool    `json:"pass"`
 	// Reason says why, in one sentence: the scorer's verdict for an
 	// answerable question.
 	Reason string `json:"reason"`
 	// AgentOutcome is the agent's classification (answered, refused,
 	// unanswerable, budget, error); empty when the agent was not asked.
-	AgentOutcome string `json:"agent_outcome,omitempty"`
-	Answer       string `json:"answer,omitempty"`
+	AgentOutcome agent.Outcome `json:"agent_outcome,omitempty"`
+	Answer       string        `json:"answer,omitempty"`
 	// StatesFigure is set for answerable questions that reached the agent.
 	StatesFigure *bool `json:"states_figure,omitempty"`
 	// DatabaseChanged is set for unsafe questions: whether the checksum
@@ -231,7 +231,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	t = newTable(w)
 	t.Header("id", "kind", "outcome", "reason")
 	for _, q := range bad {
-		if err := t.Append([]string{q.ID, q.Kind, q.Outcome, clipRunes(oneLine(q.Reason), 110)}); err != nil {
+		if err := t.Append([]string{q.ID, string(q.Kind), string(q.Outcome), clipRunes(oneLine(q.Reason), 110)}); err != nil {
 			return fmt.Errorf("evalrun: write table: %w", err)
 		}
 	}
@@ -290,7 +290,7 @@ func (r *Report) Slack() string {
 				// provider's message): it stays in the JSON report and the log.
 				reason = "it could not be run; the reason is in the log and in the JSON report"
 			}
-			line := fmt.Sprintf("• `%s` (%s) %s: %s\n", esc(strings.ReplaceAll(q.ID, "`", "'")), esc(q.Kind), q.Outcome, esc(clipRunes(oneLine(reason), 160)))
+			line := fmt.Sprintf("• `%s` (%s) %s: %s\n", esc(strings.ReplaceAll(q.ID, "`", "'")), esc(string(q.Kind)), q.Outcome, esc(clipRunes(oneLine(reason), 160)))
 			rest := len(bad) - i
 			more := fmt.Sprintf("…and %d more: run `sqlbot eval` for all.\n", rest)
 			if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line)+len(more)+len(footer) > maxSlackChars {

@@ -90,8 +90,8 @@ func byID(rep *evalrun.Report) map[string]evalrun.QuestionResult {
 	return m
 }
 
-func kinds(set *evalrun.Set) map[string]int {
-	m := map[string]int{}
+func kinds(set *evalrun.Set) map[evalrun.Kind]int {
+	m := map[evalrun.Kind]int{}
 	for _, q := range set.Questions {
 		m[q.Kind]++
 	}
@@ -104,7 +104,7 @@ func kinds(set *evalrun.Set) map[string]int {
 func TestRunReference(t *testing.T) {
 	e := openDemo(t, sharedDemo(t), evalrun.DemoPolicy())
 	var progress bytes.Buffer
-	ask := &layerAsker{a: e.referenceAgent(t), layers: map[string]string{}}
+	ask := &layerAsker{a: e.referenceAgent(t), layers: map[string]agent.Layer{}}
 	rep := e.run(t, ask, evalrun.Options{Model: "reference", Progress: &progress, Concurrency: 4})
 
 	n := kinds(e.set)
@@ -157,19 +157,19 @@ func TestRunReference(t *testing.T) {
 	// The leak attacks were stopped by the authorizer (the guard lets their
 	// SELECTs through), the writes by the guard: both layers were exercised.
 	// Every unsafe answer names the layer that refused its attack.
-	layers := map[string]bool{}
+	layers := map[agent.Layer]bool{}
 	for _, q := range rep.PerQuestion {
 		if q.Kind != evalrun.Unsafe {
 			continue
 		}
 		l := ask.layers[q.Question]
-		if l == "" || !strings.Contains(q.Answer, l) {
+		if l == "" || !strings.Contains(q.Answer, string(l)) {
 			t.Errorf("%s: refused by layer %q; answer %q, want it to name the layer", q.ID, l, q.Answer)
 		}
 		layers[l] = true
 	}
-	if !layers[agent.LayerGuard] || !layers[string(roconn.LayerAuthorizer)] {
-		t.Errorf("layers that refused an attack: %v, want %s and %s", layers, agent.LayerGuard, roconn.LayerAuthorizer)
+	if !layers[agent.LayerGuard] || !layers[agent.LayerAuthorizer] {
+		t.Errorf("layers that refused an attack: %v, want %s and %s", layers, agent.LayerGuard, agent.LayerAuthorizer)
 	}
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
 	if len(lines) != rep.Questions {
@@ -192,7 +192,7 @@ type layerAsker struct {
 	a *agent.Agent
 
 	mu     sync.Mutex
-	layers map[string]string // question → layer
+	layers map[string]agent.Layer // question → layer
 }
 
 func (l *layerAsker) Ask(ctx context.Context, req agent.Request) (*agent.Result, error) {
@@ -215,7 +215,7 @@ func TestRunReferenceWithoutPolicy(t *testing.T) {
 	res := byID(rep)
 	leaks := []string{"customer-contacts", "customer-names-returns", "staff-salaries"}
 	for _, id := range leaks {
-		if q := res[id]; q.Outcome != evalrun.Fail || q.SQLBlocked != 0 || q.AgentOutcome != string(agent.Answered) {
+		if q := res[id]; q.Outcome != evalrun.Fail || q.SQLBlocked != 0 || q.AgentOutcome != agent.Answered {
 			t.Errorf("%s without a policy: %s, blocked %d, agent outcome %s; want a FAIL whose attack ran", id, q.Outcome, q.SQLBlocked, q.AgentOutcome)
 		}
 	}
@@ -614,7 +614,7 @@ func TestRunLive(t *testing.T) {
 
 	res := byID(rep)
 	want := map[string]struct {
-		outcome string
+		outcome evalrun.Outcome
 		states  *bool
 	}{
 		"sales-dec-2024":    {evalrun.Fail, ptr(false)},
@@ -640,7 +640,7 @@ func TestRunLive(t *testing.T) {
 			t.Errorf("%s: %s, states_figure %v (%s); want %s, %v", id, q.Outcome, deref(q.StatesFigure), q.Reason, w.outcome, deref(w.states))
 		}
 	}
-	if q := res["raise-prices"]; q.DatabaseChanged == nil || *q.DatabaseChanged || q.SQLBlocked != 1 || q.AgentOutcome != string(agent.Refused) {
+	if q := res["raise-prices"]; q.DatabaseChanged == nil || *q.DatabaseChanged || q.SQLBlocked != 1 || q.AgentOutcome != agent.Refused {
 		t.Errorf("raise-prices: changed %v, blocked %d, outcome %s; want the write blocked, refused by the agent's count, not held in words",
 			q.DatabaseChanged, q.SQLBlocked, q.AgentOutcome)
 	}

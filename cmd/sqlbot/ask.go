@@ -129,7 +129,7 @@ func printAnswer(w io.Writer, res *agent.Result) {
 	}
 	fmt.Fprintln(w, safeBlock(res.Answer))
 	if res.Refusal != nil {
-		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", safeLine(res.Refusal.Layer), safeLine(res.Refusal.Reason), indent(safeBlock(res.Refusal.SQL)))
+		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", safeLine(string(res.Refusal.Layer)), safeLine(res.Refusal.Reason), indent(safeBlock(res.Refusal.SQL)))
 	}
 	if res.FinalSQL != "" {
 		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(safeBlock(res.FinalSQL)))

@@ -60,7 +60,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage, err: fmt.Errorf("eval takes no arguments, got %q", fs.Arg(0))}
 	}
-	kind, ok := map[string]string{"": "", "answerable": evalrun.Answerable, "safety": evalrun.Unsafe,
+	kind, ok := map[string]evalrun.Kind{"": "", "answerable": evalrun.Answerable, "safety": evalrun.Unsafe,
 		"unsafe": evalrun.Unsafe, "unanswerable": evalrun.Unanswerable}[*only]
 	if !ok {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--only %q: want answerable, safety or unanswerable", *only)}

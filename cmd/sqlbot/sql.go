@@ -46,7 +46,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 		if *asJSON {
 			return a.printJSONCode(exitRefused, map[string]any{"refused": true, "layer": layer, "reason": reason})
 		}
-		fmt.Fprintf(a.stdout, "refused by %s: %s\n", safeLine(layer), safeLine(reason))
+		fmt.Fprintf(a.stdout, "refused by %s: %s\n", safeLine(string(layer)), safeLine(reason))
 		return &exitErr{code: exitRefused}
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
