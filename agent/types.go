@@ -39,7 +39,7 @@ type Layer string
 
 // The layers, in the order a statement meets them.
 const (
-	LayerGuard      Layer = "guard"                        // guard.Check refused it (a *guard.Refusal)
+	LayerGuard      Layer = "guard"                       // guard.Check refused it (a *guard.Refusal)
 	LayerAuthorizer       = Layer(roconn.LayerAuthorizer) // the rest are roconn's (a *roconn.Refusal)
 	LayerReadOnly         = Layer(roconn.LayerReadOnly)
 	LayerLimit            = Layer(roconn.LayerLimit)
