@@ -20,18 +20,9 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
-
-// Model is one chat-completions endpoint, or a chain of them with fail-over.
-// Complete returns the response and the name of the provider that served it
-// (a host and model name, never a key). Implementations must honour ctx.
-type Model interface {
-	Complete(ctx context.Context, req openai.ChatCompletionRequest) (resp openai.ChatCompletionResponse, provider string, err error)
-}
 
 // Querier is what the loop needs of roconn.DB: run a checked statement, and
 // the precomputed description of what the policy exposes.
@@ -65,7 +56,7 @@ type Agent struct {
 	log     *slog.Logger
 	opt     Options
 	prompt  string        // the system prompt, identical for every question
-	tools   []openai.Tool // the tool definitions, identical for every question
+	defs    []ToolDef     // the tool definitions, identical for every question
 
 	// The answers of list_tables and describe_table, which depend only on
 	// q.Objects and so are encoded once, in New.
@@ -85,7 +76,7 @@ func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agen
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, tools: toolDefs()}
+	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, defs: toolDefs()}
 	objs := q.Objects()
 	a.prompt = systemPrompt(objs, q.Rules(), opt.MaxSteps)
 	a.describeObjects(objs)
@@ -136,33 +127,25 @@ func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 // loop calls the model at most MaxSteps times, running the tools it asks
 // for, and fills in res. It returns an error only when the model could not
 // be called or ctx ended.
-func (a *Agent) loop(ctx context.Context, res *Result, msgs []openai.ChatCompletionMessage) error {
+func (a *Agent) loop(ctx context.Context, res *Result, msgs []Message) error {
 	for step := 1; step <= a.opt.MaxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("agent: step %d: %w", step, err)
 		}
-		req := openai.ChatCompletionRequest{
-			Messages: msgs,
-			Tools:    a.tools,
+		reply, err := a.model.Next(ctx, msgs, a.defs)
+		if reply.Provider != "" {
+			res.Provider = reply.Provider
 		}
-		resp, provider, err := a.model.Complete(ctx, req)
-		if provider != "" {
-			res.Provider = provider
-		}
-		if err != nil { // Model errors already say "agent: …"
+		if err != nil { // a Model's errors say which package they come from
 			return fmt.Errorf("%w (at step %d)", err, step)
 		}
 		res.Steps++
-		res.Tokens.Prompt += resp.Usage.PromptTokens
-		res.Tokens.Completion += resp.Usage.CompletionTokens
-		if len(resp.Choices) == 0 {
-			return fmt.Errorf("agent: step %d: %s returned no choices", step, provider)
-		}
-		msg := resp.Choices[0].Message
-		if len(msg.ToolCalls) == 0 {
-			text := strings.TrimSpace(msg.Content)
+		res.Tokens.Prompt += reply.Usage.Prompt
+		res.Tokens.Completion += reply.Usage.Completion
+		if len(reply.Calls) == 0 {
+			text := strings.TrimSpace(reply.Text)
 			if text == "" {
-				text = strings.TrimSpace(msg.Refusal) // OpenAI's structured refusal
+				text = strings.TrimSpace(reply.Refusal) // a provider's structured refusal
 				if text != "" && !hasPrefixFold(text, RefusedPrefix) {
 					text = RefusedPrefix + " " + text
 				}
@@ -178,47 +161,35 @@ func (a *Agent) loop(ctx context.Context, res *Result, msgs []openai.ChatComplet
 			// An empty reply (some local servers produce one): ask again,
 			// within the same budget.
 			msgs = append(msgs,
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "(no reply)"},
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: emptyReplyNudge})
+				Message{Role: RoleAssistant, Content: "(no reply)"},
+				Message{Role: RoleUser, Content: emptyReplyNudge})
 			continue
 		}
 
-		calls := make([]openai.ToolCall, len(msg.ToolCalls))
-		seen := make(map[string]bool, len(msg.ToolCalls))
-		for i, c := range msg.ToolCalls {
+		calls := make([]ToolCall, len(reply.Calls))
+		seen := make(map[string]bool, len(reply.Calls))
+		for i, c := range reply.Calls {
 			// Some local servers omit or repeat ids; every tool message must
 			// still answer exactly one call.
 			if c.ID == "" || seen[c.ID] {
 				c.ID = fmt.Sprintf("call_%d_%d", step, i+1)
 			}
 			seen[c.ID] = true
-			if c.Type == "" {
-				c.Type = openai.ToolTypeFunction
-			}
-			c.Index = nil
 			calls[i] = c
 		}
-		msgs = append(msgs, openai.ChatCompletionMessage{
-			Role:      openai.ChatMessageRoleAssistant,
-			Content:   msg.Content,
-			ToolCalls: calls,
-		})
+		msgs = append(msgs, Message{Role: RoleAssistant, Content: reply.Text, Calls: calls})
 		for i, c := range calls {
 			var out string
 			if i < maxCallsPerStep {
-				out, err = a.runTool(ctx, res, c.Function.Name, c.Function.Arguments)
+				out, err = a.runTool(ctx, res, c.Name, c.Args)
 				if err != nil {
-					return fmt.Errorf("agent: step %d: %s: %w", step, c.Function.Name, err)
+					return fmt.Errorf("agent: step %d: %s: %w", step, c.Name, err)
 				}
 			} else { // every call still needs its tool message
 				out = tooManyCalls
-				res.Trace = append(res.Trace, Step{Tool: c.Function.Name, Args: c.Function.Arguments, Status: StatusError})
+				res.Trace = append(res.Trace, Step{Tool: c.Name, Args: c.Args, Status: StatusError})
 			}
-			msgs = append(msgs, openai.ChatCompletionMessage{
-				Role:       openai.ChatMessageRoleTool,
-				Content:    out,
-				ToolCallID: c.ID,
-			})
+			msgs = append(msgs, Message{Role: RoleTool, Content: out, CallID: c.ID})
 		}
 	}
 	res.Outcome = Budget

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/roconn"
 )
 
@@ -104,35 +102,30 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // toolDefs returns the three tool definitions. Their bytes never change, so
 // they stay inside a provider's cached prefix.
-func toolDefs() []openai.Tool {
-	def := func(name, desc, params string) openai.Tool {
-		return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: name, Description: desc, Parameters: json.RawMessage(params),
-		}}
-	}
-	return []openai.Tool{
-		def(toolListTables,
+func toolDefs() []ToolDef {
+	return []ToolDef{
+		{toolListTables,
 			"List the tables and views you may read, with what each holds and its row count.",
-			`{"type":"object","properties":{},"additionalProperties":false}`),
-		def(toolDescribe,
+			json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
+		{toolDescribe,
 			"Describe one table or view: its columns with types and meanings, its foreign keys and 3 sample rows.",
-			`{"type":"object","properties":{"table":{"type":"string","description":"a name from list_tables"}},"required":["table"],"additionalProperties":false}`),
-		def(toolRunSQL,
+			json.RawMessage(`{"type":"object","properties":{"table":{"type":"string","description":"a name from list_tables"}},"required":["table"],"additionalProperties":false}`)},
+		{toolRunSQL,
 			"Run one read-only SQLite SELECT (or WITH ... SELECT) statement and return its rows as JSON. Results are capped; aggregate in SQL rather than fetching many rows.",
-			`{"type":"object","properties":{"sql":{"type":"string","description":"one SQLite SELECT statement"}},"required":["sql"],"additionalProperties":false}`),
+			json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string","description":"one SQLite SELECT statement"}},"required":["sql"],"additionalProperties":false}`)},
 	}
 }
 
 // messages returns the opening messages for req: the system prompt, the
 // earlier turns (each a user question and the assistant's answer with its
 // SQL), then the question.
-func (a *Agent) messages(req Request) []openai.ChatCompletionMessage {
+func (a *Agent) messages(req Request) []Message {
 	hist := req.History
 	if len(hist) > MaxHistoryTurns {
 		hist = hist[len(hist)-MaxHistoryTurns:]
 	}
-	msgs := make([]openai.ChatCompletionMessage, 0, 2+2*len(hist)+2*a.opt.MaxSteps)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.prompt})
+	msgs := make([]Message, 0, 2+2*len(hist)+2*a.opt.MaxSteps)
+	msgs = append(msgs, Message{Role: RoleSystem, Content: a.prompt})
 	for _, t := range hist {
 		answer := t.Answer
 		if answer == "" { // an empty assistant message is a 400 on some servers
@@ -142,8 +135,8 @@ func (a *Agent) messages(req Request) []openai.ChatCompletionMessage {
 			answer += "\n\nSQL used:\n" + t.SQL
 		}
 		msgs = append(msgs,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Question},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer})
+			Message{Role: RoleUser, Content: t.Question},
+			Message{Role: RoleAssistant, Content: answer})
 	}
-	return append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.Question})
+	return append(msgs, Message{Role: RoleUser, Content: req.Question})
 }

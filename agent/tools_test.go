@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"sqlbot/agent"
-	"sqlbot/agent/openaitest"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
-// fakeQuerier is the demo database with some answers changed: Query returns
+// fakeQuerier is the test shop with some answers changed: Query returns
 // cols and rows when cols is set, and with uncounted every object's RowCount
 // is -1, as when roconn's count was stopped by a limit.
 type fakeQuerier struct {
@@ -71,17 +69,17 @@ func wide(n int) ([]string, [][]any) {
 // and the note says so.
 func TestRunSQLWideRows(t *testing.T) {
 	cols, rows := wide(2)
-	q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
-	s := openaitest.NewServer(t)
-	s.Push(openaitest.Calls(call("c1", "run_sql", sqlArgs("SELECT * FROM orders"))), openaitest.Final("ok"))
-	res, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "Show orders")
+	q := fakeQuerier{Querier: shop(t).q, cols: cols, rows: rows}
+	s := newScript(t)
+	s.Push(calls(call("c1", "run_sql", sqlArgs("SELECT * FROM orders"))), final("ok"))
+	res, err := ask(t, agent.New(s, q, guard.New(200), agent.Options{}, nil), "Show orders")
 	if err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
 	if len(res.Rows) != 2 {
 		t.Errorf("Result has %d rows, want all 2", len(res.Rows))
 	}
-	r := decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])
+	r := decode(t, lastToolResults(s.Requests()[1])["c1"])
 	shown, _ := r["rows"].([]any)
 	if len(shown) != 1 || r["row_count"] != float64(2) {
 		t.Fatalf("tool result shows %d rows, row_count %v; want the first row of 2", len(shown), r["row_count"])
@@ -96,21 +94,21 @@ func TestRunSQLWideRows(t *testing.T) {
 
 // Row counts that roconn could not take (-1) are left out, not shown as -1.
 func TestUnknownRowCount(t *testing.T) {
-	q := fakeQuerier{Querier: demo(t).q, uncounted: true}
-	s := openaitest.NewServer(t)
+	q := fakeQuerier{Querier: shop(t).q, uncounted: true}
+	s := newScript(t)
 	s.Push(
-		openaitest.Calls(call("c1", "list_tables", "{}"), call("c2", "describe_table", `{"table":"orders"}`)),
-		openaitest.Final("ok"),
+		calls(call("c1", "list_tables", "{}"), call("c2", "describe_table", `{"table":"orders"}`)),
+		final("ok"),
 	)
-	if _, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "What is there?"); err != nil {
+	if _, err := ask(t, agent.New(s, q, guard.New(200), agent.Options{}, nil), "What is there?"); err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
 	reqs := s.Requests()
-	p := openaitest.SystemPrompt(reqs[0])
+	p := systemPrompt(reqs[0])
 	if strings.Contains(p, "-1 rows") || !strings.Contains(p, "\norders (table): ") {
 		t.Errorf("prompt shows an unknown row count:\n%s", p)
 	}
-	got := openaitest.LastToolResults(reqs[1])
+	got := lastToolResults(reqs[1])
 	tables, _ := decode(t, got["c1"])["tables"].([]any)
 	if len(tables) == 0 {
 		t.Fatalf("list_tables result = %s", got["c1"])
@@ -125,12 +123,12 @@ func TestUnknownRowCount(t *testing.T) {
 	}
 
 	// A known count, zero included, is still sent.
-	s = openaitest.NewServer(t)
-	s.Push(openaitest.Calls(call("c1", "list_tables", "{}")), openaitest.Final("ok"))
-	if _, err := ask(t, newAgent(demo(t), chain(5*time.Second, s), 0), "What is there?"); err != nil {
+	s = newScript(t)
+	s.Push(calls(call("c1", "list_tables", "{}")), final("ok"))
+	if _, err := ask(t, newAgent(shop(t), s, 0), "What is there?"); err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
-	tables, _ = decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])["tables"].([]any)
+	tables, _ = decode(t, lastToolResults(s.Requests()[1])["c1"])["tables"].([]any)
 	for _, tb := range tables {
 		if n, ok := tb.(map[string]any)["rows"].(float64); !ok || n < 0 {
 			t.Errorf("list_tables: %v lacks its row count", tb)
@@ -147,7 +145,7 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 
 	t.Run("cut by size", func(t *testing.T) {
 		cols, rows := wide(2)
-		q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
+		q := fakeQuerier{Querier: shop(t).q, cols: cols, rows: rows}
 		res, err := ask(t, agent.New(m, q, guard.New(200), agent.Options{}, nil), question)
 		if err != nil {
 			t.Fatalf("Ask: %v", err)
@@ -157,7 +155,7 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 		}
 	})
 	t.Run("cut at the row cap", func(t *testing.T) {
-		res, err := ask(t, agent.New(m, demoWith(t, roconn.Limits{Rows: 3}).q, guard.New(3), agent.Options{}, nil), question)
+		res, err := ask(t, agent.New(m, shopWith(t, roconn.Limits{Rows: 3}).q, guard.New(3), agent.Options{}, nil), question)
 		if err != nil {
 			t.Fatalf("Ask: %v", err)
 		}

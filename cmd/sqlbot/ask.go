@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/openai"
 	"sqlbot/evalrun"
 	"sqlbot/guard"
 )
@@ -57,7 +58,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 // newAgent wires the guard, the model (the configured providers, else the
 // recorded demo questions) and the agent over db, logging to lg. providers is nil when no
 // provider is configured; g is the agent's guard, for its refusal counts.
-func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
+func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *openai.Providers, g *guard.Guard, err error) {
 	providers, err = a.providers()
 	if err != nil {
 		return nil, nil, nil, err
@@ -74,16 +75,16 @@ func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, provider
 
 // providers returns the configured model providers with fail-over, or nil
 // when none is configured.
-func (a *app) providers() (*agent.Providers, error) {
+func (a *app) providers() (*openai.Providers, error) {
 	ps, err := a.cfg.Providers()
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	list := make([]agent.Provider, len(ps))
+	list := make([]openai.Provider, len(ps))
 	for i, p := range ps {
-		list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
+		list[i] = openai.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
 	}
-	providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
+	providers := openai.NewProviders(list, a.cfg.ModelTimeout, nil)
 	providers.Log = a.log
 	return providers, nil
 }
