@@ -55,8 +55,8 @@ type Agent struct {
 	checked Checked // the guard, then db: run_sql's one path
 	log     *slog.Logger
 	opt     Options
-	prompt  string        // the system prompt, identical for every question
-	defs    []ToolDef     // the tool definitions, identical for every question
+	prompt  string    // the system prompt, identical for every question
+	defs    []ToolDef // the tool definitions, identical for every question
 
 	// The answers of list_tables and describe_table, which depend only on
 	// q.Objects and so are encoded once, in New.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-
 )
 
 // ErrNoModel is returned, wrapped, by the recorded model for a question that

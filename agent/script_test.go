@@ -136,7 +136,9 @@ func (s *script) Tools(i int) []string {
 func calls(cs ...agent.ToolCall) agent.Reply { return agent.Reply{Calls: cs} }
 func final(text string) agent.Reply          { return agent.Reply{Text: text} }
 
-func call(id, name, args string) agent.ToolCall { return agent.ToolCall{ID: id, Name: name, Args: args} }
+func call(id, name, args string) agent.ToolCall {
+	return agent.ToolCall{ID: id, Name: name, Args: args}
+}
 
 // lastToolResults returns the tool results after the last assistant
 // message, by call id.
