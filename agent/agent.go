@@ -50,25 +50,18 @@ type Options struct {
 // An Agent answers questions with a Model over a Querier. It is safe for
 // concurrent use: Ask keeps all of its state on its own stack.
 type Agent struct {
-	model   Model
-	db      Querier
-	checked Checked // the guard, then db: run_sql's one path
-	log     *slog.Logger
-	opt     Options
-	prompt  string    // the system prompt, identical for every question
-	defs    []ToolDef // the tool definitions, identical for every question
-
-	// The answers of list_tables and describe_table, which depend only on
-	// q.Objects and so are encoded once, in New.
-	tables    string            // list_tables' JSON
-	described map[string]string // describe_table's JSON, by object name
-	names     string            // the exposed names, comma-separated, for an unknown table
+	model  Model
+	tools  *Tools
+	log    *slog.Logger
+	opt    Options
+	prompt string    // the system prompt, identical for every question
+	defs   []ToolDef // the tool definitions, identical for every question
 }
 
-// New returns an Agent that asks m and runs the model's SQL through g and
-// then q. The system prompt and the answers of list_tables and
-// describe_table are computed once here from q.Objects and q.Rules. Logs go
-// to lg (nil: discarded).
+// New returns an Agent that asks m and offers it the Tools over q, whose
+// SQL runs through g and then q. The system prompt and the answers of
+// list_tables and describe_table are computed once here from q.Objects and
+// q.Rules. Logs go to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps
@@ -76,10 +69,9 @@ func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agen
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, defs: toolDefs()}
-	objs := q.Objects()
-	a.prompt = systemPrompt(objs, q.Rules(), opt.MaxSteps)
-	a.describeObjects(objs)
+	a := &Agent{model: m, tools: NewTools(q, g, lg), log: lg, opt: opt}
+	a.defs = a.tools.Defs()
+	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
 	return a
 }
 
@@ -195,6 +187,28 @@ func (a *Agent) loop(ctx context.Context, res *Result, msgs []Message) error {
 	res.Outcome = Budget
 	res.Answer = budgetAnswer(a.opt.MaxSteps, res.Statements)
 	return nil
+}
+
+// runTool runs one tool call, records it in res (its Step, and for run_sql
+// its Statement and the rows of the last that ran), and returns the tool
+// message's content, always JSON. It returns an error only when ctx has
+// ended.
+func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (string, error) {
+	tr, err := a.tools.Call(ctx, name, args)
+	if run := tr.Run; run != nil {
+		res.Statements = append(res.Statements, run.Statement)
+		if run.Result != nil {
+			res.FinalSQL = run.Statement.SQL
+			res.Columns, res.Rows, res.Truncated = run.Result.Columns, run.Result.Rows, run.Result.Truncated
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: tr.Status})
+	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
+		slog.String("status", string(tr.Status)), slog.Int("args_bytes", len(args)))
+	return tr.Content, nil
 }
 
 // maxCallsPerStep bounds the tool calls run for one model reply; further

@@ -1,22 +1,11 @@
 package agent
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
 	"sqlbot/roconn"
 )
-
-// The names of the three tools offered to the model (see toolDefs).
-const (
-	toolListTables = "list_tables"
-	toolDescribe   = "describe_table"
-	toolRunSQL     = "run_sql"
-)
-
-// knownToolsPhrase ends the answer to a call of an unknown tool.
-const knownToolsPhrase = "use " + toolListTables + ", " + toolDescribe + " or " + toolRunSQL
 
 // systemPrompt renders the system message: first the schema and the house
 // rules (the part that makes the prefix long and stable, so providers can
@@ -99,22 +88,6 @@ func foreignKeys(o roconn.Object) map[string]string {
 
 // oneLine collapses runs of whitespace (newlines included) into one space.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// toolDefs returns the three tool definitions. Their bytes never change, so
-// they stay inside a provider's cached prefix.
-func toolDefs() []ToolDef {
-	return []ToolDef{
-		{toolListTables,
-			"List the tables and views you may read, with what each holds and its row count.",
-			json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
-		{toolDescribe,
-			"Describe one table or view: its columns with types and meanings, its foreign keys and 3 sample rows.",
-			json.RawMessage(`{"type":"object","properties":{"table":{"type":"string","description":"a name from list_tables"}},"required":["table"],"additionalProperties":false}`)},
-		{toolRunSQL,
-			"Run one read-only SQLite SELECT (or WITH ... SELECT) statement and return its rows as JSON. Results are capped; aggregate in SQL rather than fetching many rows.",
-			json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string","description":"one SQLite SELECT statement"}},"required":["sql"],"additionalProperties":false}`)},
-	}
-}
 
 // messages returns the opening messages for req: the system prompt, the
 // earlier turns (each a user question and the assistant's answer with its

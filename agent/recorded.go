@@ -133,7 +133,7 @@ func (r *recorded) Next(ctx context.Context, msgs []Message, _ []ToolDef) (Reply
 		enc.SetEscapeHTML(false) // the trace shows these arguments as they are
 		enc.Encode(map[string]string{"sql": rec.SQL})
 		return Reply{
-			Calls:    []ToolCall{{ID: "recorded_1", Name: toolRunSQL, Args: strings.TrimSpace(args.String())}},
+			Calls:    []ToolCall{{ID: "recorded_1", Name: ToolRunSQL, Args: strings.TrimSpace(args.String())}},
 			Provider: RecordedProvider,
 		}, nil
 	}

@@ -2,11 +2,16 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"sqlbot/agent"
+	"sqlbot/agent/agenttest"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -168,4 +173,81 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The tools answer without the loop, typed and by name, with the same guard,
+// connection and policy as the model gets.
+func TestToolsWithoutTheLoop(t *testing.T) {
+	e := shop(t)
+	g := guard.New(200)
+	tools := agent.NewTools(e.q, g, nil)
+
+	var names []string
+	for _, d := range tools.Defs() {
+		names = append(names, d.Name)
+		var schema map[string]any
+		if err := json.Unmarshal(d.Parameters, &schema); err != nil || schema["type"] != "object" || d.Description == "" {
+			t.Errorf("%s: description %q, parameters %s; want a description and a JSON Schema object", d.Name, d.Description, d.Parameters)
+		}
+	}
+	if want := []string{agent.ToolListTables, agent.ToolDescribeTable, agent.ToolRunSQL}; !slices.Equal(names, want) {
+		t.Errorf("Defs() names %v, want %v", names, want)
+	}
+
+	tables := tools.Tables()
+	if len(tables) != len(e.q.Objects()) {
+		t.Errorf("Tables() lists %d objects, want the %d exposed", len(tables), len(e.q.Objects()))
+	}
+	for _, tb := range tables {
+		if slices.Contains(agenttest.Hidden(), tb.Name) {
+			t.Errorf("Tables() lists the hidden %s", tb.Name)
+		}
+	}
+	if d, ok := tools.Describe(" main.ORDERS "); !ok || d.Name != "orders" || len(d.Sample.Rows) != 3 {
+		t.Errorf("Describe(main.ORDERS) = %+v, %v; want orders with 3 sample rows", d, ok)
+	}
+	if _, ok := tools.Describe("customers"); ok {
+		t.Error("Describe(customers) describes a hidden table")
+	}
+
+	ctx := context.Background()
+	run, err := tools.RunSQL(ctx, "  "+shippedSQL+"  ")
+	if err != nil || run.Statement.Status != agent.StatusOK || run.Statement.SQL != shippedSQL || run.Result == nil ||
+		!reflect.DeepEqual(run.Result.Rows, expectRows(t, e, shippedSQL)) {
+		t.Errorf("RunSQL(shipped) = %+v, %v; want its rows", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "DELETE FROM orders")
+	if err != nil || run.Statement.Status != agent.StatusRefused || run.Statement.Layer != agent.LayerGuard || run.Result != nil {
+		t.Errorf("RunSQL(DELETE) = %+v, %v; want the guard's refusal", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "SELECT email FROM customers")
+	if err != nil || run.Statement.Status != agent.StatusRefused || run.Statement.Layer != agent.LayerAuthorizer {
+		t.Errorf("RunSQL(private) = %+v, %v; want the authorizer's refusal", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "SELECT Nmae FROM regions")
+	if err != nil || run.Statement.Status != agent.StatusError || run.Statement.Reason != "no such column: Nmae" {
+		t.Errorf("RunSQL(Nmae) = %+v, %v; want SQLite's own words", run, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tools.RunSQL(cancelled, shippedSQL); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunSQL with an ended context: err %v, want context.Canceled", err)
+	}
+
+	// By name, as an MCP client or a model calls them.
+	res, err := tools.Call(ctx, agent.ToolRunSQL, sqlArgs(shippedSQL))
+	if err != nil || res.Status != agent.StatusOK || res.Run == nil || decode(t, res.Content)["row_count"] != float64(1) {
+		t.Errorf("Call(run_sql) = %+v, %v", res, err)
+	}
+	res, _ = tools.Call(ctx, agent.ToolListTables, "")
+	if got, _ := decode(t, res.Content)["tables"].([]any); len(got) != len(tables) || res.Status != agent.StatusOK {
+		t.Errorf("Call(list_tables) = %+v", res)
+	}
+	res, _ = tools.Call(ctx, "drop_table", "{}")
+	if res.Status != agent.StatusError || res.Run != nil || !strings.Contains(decode(t, res.Content)["error"].(string), "unknown tool") {
+		t.Errorf("Call(drop_table) = %+v", res)
+	}
+	if len(g.Refusals()) != 1 {
+		t.Errorf("guard refusals %v, want the DELETE's", g.Refusals())
+	}
 }
