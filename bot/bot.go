@@ -14,6 +14,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,10 +29,12 @@ import (
 	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
+	"sqlbot/roconn"
 )
 
 // Defaults for the zero values of Config.
 const (
+	DefaultAPIURL           = slack.APIURL // Slack's Web API
 	DefaultSlashCommand     = "/sqlbot"
 	DefaultRatePerMinute    = 6
 	DefaultRatePerDay       = 40
@@ -40,7 +43,7 @@ const (
 	DefaultMaxConcurrent    = 4
 	DefaultDrainTimeout     = 30 * time.Second
 	DefaultAnswerTimeout    = 3 * time.Minute
-	DefaultMaxCSVBytes      = 8 << 20 // the default result byte cap
+	DefaultMaxCSVBytes      = roconn.DefaultResultBytes // a CSV holds no more than the result it comes from
 )
 
 // Tunables that are not settings.
@@ -70,13 +73,12 @@ type Reporter interface {
 	Run(ctx context.Context) (string, error)
 }
 
-// Config holds the bot's settings. A zero number means its Default; a
-// negative limit (RatePerMinute, RatePerDay, GlobalPerDay, MaxQuestionChars)
-// turns that limit off.
+// Config holds the bot's settings. A zero number or duration means its
+// Default; a negative one is an error.
 type Config struct {
 	AppToken string // xapp-…, for the Socket Mode connection
 	BotToken string // xoxb-…, for the Web API
-	APIURL   string // the Web API base URL; "" is Slack's. A missing trailing "/" is added.
+	APIURL   string // the Web API base URL (DefaultAPIURL if ""). A missing trailing "/" is added.
 
 	SlashCommand string // the slash command's name, "/sqlbot" by default
 
@@ -180,11 +182,11 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	if cfg.SlashCommand == "" {
 		cfg.SlashCommand = DefaultSlashCommand
 	}
-	if err := checkSlashCommand(cfg.SlashCommand); err != nil {
+	if err := CheckSlashCommand(cfg.SlashCommand); err != nil {
 		errs = append(errs, err)
 	}
 	if cfg.APIURL == "" {
-		cfg.APIURL = slack.APIURL
+		cfg.APIURL = DefaultAPIURL
 	}
 	if !strings.HasSuffix(cfg.APIURL, "/") {
 		cfg.APIURL += "/"
@@ -193,30 +195,26 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	if err != nil {
 		errs = append(errs, fmt.Errorf("bot: parse API URL: %w", err))
 	}
+	for name, v := range map[string]int64{
+		"RatePerMinute": int64(cfg.RatePerMinute), "RatePerDay": int64(cfg.RatePerDay), "GlobalPerDay": int64(cfg.GlobalPerDay),
+		"MaxQuestionChars": int64(cfg.MaxQuestionChars), "MaxConcurrent": int64(cfg.MaxConcurrent), "MaxCSVBytes": int64(cfg.MaxCSVBytes),
+		"AnswerTimeout": int64(cfg.AnswerTimeout), "DrainTimeout": int64(cfg.DrainTimeout),
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("bot: %s is negative", name))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&cfg.RatePerMinute, DefaultRatePerMinute)
-	def(&cfg.RatePerDay, DefaultRatePerDay)
-	def(&cfg.GlobalPerDay, DefaultGlobalPerDay)
-	def(&cfg.MaxQuestionChars, DefaultMaxQuestionChars)
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if cfg.DrainTimeout <= 0 {
-		cfg.DrainTimeout = DefaultDrainTimeout
-	}
-	if cfg.AnswerTimeout <= 0 {
-		cfg.AnswerTimeout = DefaultAnswerTimeout
-	}
-	if cfg.MaxCSVBytes <= 0 {
-		cfg.MaxCSVBytes = DefaultMaxCSVBytes
-	}
+	cfg.RatePerMinute = cmp.Or(cfg.RatePerMinute, DefaultRatePerMinute)
+	cfg.RatePerDay = cmp.Or(cfg.RatePerDay, DefaultRatePerDay)
+	cfg.GlobalPerDay = cmp.Or(cfg.GlobalPerDay, DefaultGlobalPerDay)
+	cfg.MaxQuestionChars = cmp.Or(cfg.MaxQuestionChars, DefaultMaxQuestionChars)
+	cfg.MaxConcurrent = cmp.Or(cfg.MaxConcurrent, DefaultMaxConcurrent)
+	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout)
+	cfg.AnswerTimeout = cmp.Or(cfg.AnswerTimeout, DefaultAnswerTimeout)
+	cfg.MaxCSVBytes = cmp.Or(cfg.MaxCSVBytes, DefaultMaxCSVBytes)
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}

@@ -343,7 +343,7 @@ func TestMentionInThreadRepliesInThatThread(t *testing.T) {
 
 func TestRefusalIsVisible(t *testing.T) {
 	ans := newFakeAnswerer()
-	refused := agent.Statement{SQL: "DELETE FROM orders WHERE id > 3", Status: "refused", Layer: "authorizer", Reason: "not authorized to delete from orders"}
+	refused := agent.Statement{SQL: "DELETE FROM orders WHERE id > 3", Status: agent.StatusRefused, Layer: agent.LayerAuthorizer, Reason: "not authorized to delete from orders"}
 	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) {
 		return &agent.Result{Question: req.Question, Answer: "I won't delete data.", Statements: []agent.Statement{refused},
 			Refusal: &refused, Steps: 2, Provider: "fake", Outcome: agent.Refused}, nil
@@ -1002,6 +1002,10 @@ func TestNewChecksConfig(t *testing.T) {
 		{"bad slash command", func(c *bot.Config) { c.SlashCommand = "sqlbot" }, newFakeAnswerer()},
 		{"upper-case slash command", func(c *bot.Config) { c.SlashCommand = "/SQL" }, newFakeAnswerer()},
 		{"API URL without host", func(c *bot.Config) { c.APIURL = "/api" }, newFakeAnswerer()},
+		// Zero means the default; a negative limit is no way to turn one off.
+		{"negative rate", func(c *bot.Config) { c.RatePerMinute = -1 }, newFakeAnswerer()},
+		{"negative length", func(c *bot.Config) { c.MaxQuestionChars = -1 }, newFakeAnswerer()},
+		{"negative timeout", func(c *bot.Config) { c.AnswerTimeout = -time.Second }, newFakeAnswerer()},
 	}
 	for _, tt := range tests {
 		cfg := ok
@@ -1027,7 +1031,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	var healthErr error
 	var mu sync.Mutex
 	ans := newFakeAnswerer()
-	refused := agent.Statement{SQL: "DELETE FROM x", Status: "refused", Layer: "guard", Reason: "forbidden keyword: delete"}
+	refused := agent.Statement{SQL: "DELETE FROM x", Status: agent.StatusRefused, Layer: agent.LayerGuard, Reason: "forbidden keyword: delete"}
 	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) {
 		if req.Question == "delete" {
 			return &agent.Result{Outcome: agent.Refused, Statements: []agent.Statement{refused}, Refusal: &refused}, nil

@@ -23,8 +23,8 @@ const day = 24 * time.Hour
 // A limiter counts accepted questions in sliding windows, so that it can say
 // exactly when a limit resets. It keeps at most one timestamp per question
 // accepted in the last 24 h, which the global limit bounds, and per user
-// turned away, until when they know it. A limit ≤ 0 is off. It is safe for
-// concurrent use.
+// turned away, until when they know it. Every limit is positive. It is safe
+// for concurrent use.
 type limiter struct {
 	now                         func() time.Time
 	perMinute, perDay, perGlobe int
@@ -67,11 +67,11 @@ func (l *limiter) allow(user string) verdict {
 	recent := times[firstAfter(times, now.Add(-time.Minute)):]
 	var v verdict
 	switch {
-	case l.perMinute > 0 && len(recent) >= l.perMinute:
+	case len(recent) >= l.perMinute:
 		v = verdict{Limit: limitMinute, Count: l.perMinute, Wait: recent[len(recent)-l.perMinute].Add(time.Minute).Sub(now)}
-	case l.perDay > 0 && len(times) >= l.perDay:
+	case len(times) >= l.perDay:
 		v = verdict{Limit: limitDay, Count: l.perDay, Wait: times[len(times)-l.perDay].Add(day).Sub(now)}
-	case l.perGlobe > 0 && len(l.global) >= l.perGlobe:
+	case len(l.global) >= l.perGlobe:
 		v = verdict{Limit: limitGlobal, Count: l.perGlobe, Wait: l.global[len(l.global)-l.perGlobe].Add(day).Sub(now)}
 	default:
 		l.users[user] = append(times, now)

@@ -338,3 +338,12 @@ func TestNoPrivateValueOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// A provider with no URL or model is OpenAI's API and DefaultModel: config
+// leaves them empty when only a key is set.
+func TestProviderDefaults(t *testing.T) {
+	p := openai.NewProviders([]openai.Provider{{APIKey: "sk-x"}}, 0, nil)
+	if got, want := p.Names(), []string{openai.DefaultModel + "@api.openai.com"}; !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+}

@@ -37,11 +37,12 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		AppToken: a.cfg.SlackAppToken, BotToken: a.cfg.SlackBotToken, APIURL: a.cfg.SlackAPIURL,
 		SlashCommand:  a.cfg.SlashCommand,
 		RatePerMinute: a.cfg.RatePerMinute, RatePerDay: a.cfg.RatePerDay, GlobalPerDay: a.cfg.GlobalPerDay,
-		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
-		MaxCSVBytes:   db.Limits().ResultBytes, // a CSV holds no more than the result it comes from
-		Tables:        func() []bot.Table { return tables(db) },
-		GuardRefusals: g.Refusals,
-		Health:        db.Ping, // a connection of its own: never behind questions
+		MaxQuestionChars: a.cfg.MaxQuestionChars,
+		MaxConcurrent:    db.Limits().Concurrent,  // one connection per question worked on
+		MaxCSVBytes:      db.Limits().ResultBytes, // a CSV holds no more than the result it comes from
+		Tables:           func() []bot.Table { return tables(db) },
+		GuardRefusals:    g.Refusals,
+		Health:           db.Ping, // a connection of its own: never behind questions
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
