@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"sqlbot/agent/present"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -206,7 +207,7 @@ func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (st
 		return "", err
 	}
 	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: tr.Status})
-	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
+	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", present.Clip(name, 64)),
 		slog.String("status", string(tr.Status)), slog.Int("args_bytes", len(args)))
 	return tr.Content, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // A Model is a language model, or a chain of them with fail-over: given the
@@ -102,3 +103,11 @@ func (e *ProviderError) Error() string {
 }
 
 func (e *ProviderError) Unwrap() error { return e.Err }
+
+// Misconfigured reports whether the provider refuses the deployment's
+// settings rather than one request: HTTP 401 (the key), 403 (the key's
+// permissions, or the region) or 404 (the model or the URL). No question can
+// be answered until someone fixes them.
+func (e *ProviderError) Misconfigured() bool {
+	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound
+}

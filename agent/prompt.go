@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sqlbot/agent/present"
 	"sqlbot/roconn"
 )
 
@@ -27,7 +28,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 			b.WriteString(" rows")
 		}
 		b.WriteString(")")
-		if about := oneLine(o.About); about != "" {
+		if about := present.OneLine(o.About); about != "" {
 			b.WriteString(": ")
 			b.WriteString(about)
 		}
@@ -39,7 +40,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 				b.WriteString(" ")
 				b.WriteString(c.Type)
 			}
-			m := oneLine(c.Meaning)
+			m := present.OneLine(c.Meaning)
 			// A meaning that already names its target, as "(orders.id)",
 			// makes the arrow redundant.
 			if ref, ok := fks[c.Name]; ok && !strings.Contains(m, ref) {
@@ -57,7 +58,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 		b.WriteString("\n# House rules: what the business means; apply them\n")
 		for _, r := range rules {
 			b.WriteString("- ")
-			b.WriteString(oneLine(r))
+			b.WriteString(present.OneLine(r))
 			b.WriteString("\n")
 		}
 	}
@@ -85,9 +86,6 @@ func foreignKeys(o roconn.Object) map[string]string {
 	}
 	return m
 }
-
-// oneLine collapses runs of whitespace (newlines included) into one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // messages returns the opening messages for req: the system prompt, the
 // earlier turns (each a user question and the assistant's answer with its

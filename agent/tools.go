@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"sqlbot/agent/present"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -69,7 +68,7 @@ func NewTools(q Querier, g *guard.Guard, lg *slog.Logger) *Tools {
 			Sample:  Sample{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
 		}
 		for j, c := range o.Columns {
-			d.Columns[j] = Column{Name: c.Name, Type: c.Type, Meaning: oneLine(c.Meaning)}
+			d.Columns[j] = Column{Name: c.Name, Type: c.Type, Meaning: present.OneLine(c.Meaning)}
 			d.Sample.Columns[j] = c.Name
 		}
 		for _, fk := range o.Foreign {
@@ -140,7 +139,7 @@ type Sample struct {
 }
 
 func tableOf(o roconn.Object) Table {
-	t := Table{Name: o.Name, Kind: kind(o), About: oneLine(o.About)}
+	t := Table{Name: o.Name, Kind: kind(o), About: present.OneLine(o.About)}
 	if o.RowCount >= 0 {
 		n := o.RowCount
 		t.Rows = &n
@@ -215,7 +214,7 @@ func (t *Tools) RunSQL(ctx context.Context, sql string) (Run, error) {
 func (t *Tools) sqlError(ctx context.Context, err error) string {
 	var se *roconn.SQLError
 	if errors.As(err, &se) {
-		return clip(se.Message, 500)
+		return present.Clip(se.Message, 500)
 	}
 	t.log.LogAttrs(ctx, slog.LevelDebug, "agent: statement failed", slog.Any("err", err))
 	return "the statement could not be run"
@@ -255,7 +254,7 @@ func (t *Tools) Call(ctx context.Context, name, args string) (ToolResult, error)
 		if d, ok := t.describe(table); ok {
 			return ToolResult{Status: StatusOK, Content: d.json}, nil
 		}
-		return errorResult(fmt.Sprintf("unknown table: %s; the tables you may read are: %s", clip(table, 64), t.names)), nil
+		return errorResult(fmt.Sprintf("unknown table: %s; the tables you may read are: %s", present.Clip(table, 64), t.names)), nil
 	case ToolRunSQL:
 		var in struct {
 			SQL   string `json:"sql"`
@@ -274,7 +273,7 @@ func (t *Tools) Call(ctx context.Context, name, args string) (ToolResult, error)
 		}
 		return ToolResult{Status: run.Statement.Status, Content: encode(forModel(run)), Run: &run}, nil
 	}
-	return errorResult("unknown tool: " + clip(name, 64) + "; use " + ToolListTables + ", " + ToolDescribeTable + " or " + ToolRunSQL), nil
+	return errorResult("unknown tool: " + present.Clip(name, 64) + "; use " + ToolListTables + ", " + ToolDescribeTable + " or " + ToolRunSQL), nil
 }
 
 func errorResult(msg string) ToolResult {
@@ -398,11 +397,7 @@ func sanitizeRow(r []any) []any {
 	for i, v := range r {
 		switch v := v.(type) {
 		case float64:
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				out[i] = fmt.Sprint(v)
-				continue
-			}
-			out[i] = v
+			out[i] = present.JSONValue(v)
 		case string:
 			out[i] = clipValue(v)
 		default:
@@ -416,16 +411,5 @@ func clipValue(s string) string {
 	if len(s) <= maxValueBytes {
 		return s
 	}
-	return fmt.Sprintf("%s... (%d bytes)", clip(s, maxValueBytes), len(s))
-}
-
-// clip cuts s to at most n bytes without splitting a UTF-8 sequence.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return fmt.Sprintf("%s... (%d bytes)", present.Clip(s, maxValueBytes), len(s))
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"time"
 
 	"sqlbot/roconn"
@@ -57,12 +58,44 @@ func Layers() []Layer {
 	return []Layer{LayerGuard, LayerAuthorizer, LayerReadOnly, LayerLimit, LayerTimeout}
 }
 
+// Name names the layer for people: "the SQL guard", "the database
+// authorizer", "the read-only connection", "a result limit", "the time
+// limit", "the model" (LayerModel, and the empty layer); a layer this
+// version does not know is "the <id> check".
+func (l Layer) Name() string {
+	switch l {
+	case LayerGuard:
+		return "the SQL guard"
+	case LayerAuthorizer:
+		return "the database authorizer"
+	case LayerReadOnly:
+		return "the read-only connection"
+	case LayerLimit:
+		return "a result limit"
+	case LayerTimeout:
+		return "the time limit"
+	case LayerModel, "":
+		return "the model"
+	}
+	return "the " + string(l) + " check"
+}
+
 // Protects reports whether a refusal by l stops a write or a read of what
 // the policy does not expose (the guard, the authorizer, the read-only
 // connection), rather than a statement that is too large or too slow (the
 // limit and timeout layers).
 func (l Layer) Protects() bool {
 	return l == LayerGuard || l == LayerAuthorizer || l == LayerReadOnly
+}
+
+// ProviderModel returns the model part of a provider's name: "gpt-4o-mini"
+// of "gpt-4o-mini@api.openai.com" (Reply.Provider). It is what people may
+// be shown: the host, which may be an internal one, is for operators.
+func ProviderModel(provider string) string {
+	if i := strings.LastIndex(provider, "@"); i >= 0 {
+		provider = provider[:i]
+	}
+	return strings.TrimSpace(provider)
 }
 
 // A Turn is an earlier question and answer in the same conversation.

@@ -29,6 +29,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
+	"sqlbot/evalrun"
 	"sqlbot/roconn"
 )
 
@@ -66,11 +67,12 @@ type Answerer interface {
 }
 
 // A Reporter gives the evaluation report for the slash command's `eval`.
-// Latest returns the newest report (Slack mrkdwn) if there is one; Run runs
-// an evaluation and returns its report.
+// Latest returns the newest report if there is one; Run runs an evaluation
+// and returns its report. *evalrun.Reporter implements it; the bot renders
+// the report.
 type Reporter interface {
-	Latest(ctx context.Context) (report string, ok bool)
-	Run(ctx context.Context) (string, error)
+	Latest(ctx context.Context) (report *evalrun.Report, ok bool)
+	Run(ctx context.Context) (*evalrun.Report, error)
 }
 
 // Config holds the bot's settings. A zero number or duration means its

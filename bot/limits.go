@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"sqlbot/agent/present"
 )
 
 // A limit names the rule that turned a question away. Its values are the
@@ -124,7 +126,7 @@ func firstAfter(times []time.Time, cutoff time.Time) int {
 // lengthText is the polite reply for a question longer than maxChars.
 func lengthText(chars, maxChars int) string {
 	return fmt.Sprintf("Your question is %s characters long; I can take up to %s. Could you ask it more briefly?",
-		thousands(chars), thousands(maxChars))
+		present.Thousands(chars), present.Thousands(maxChars))
 }
 
 // limitText is the polite reply for a question that a rate limit turned away.
@@ -156,16 +158,4 @@ func waitText(d time.Duration) string {
 		return fmt.Sprintf("%d h", m/60)
 	}
 	return fmt.Sprintf("%d h %d min", m/60, m%60)
-}
-
-// thousands is 10000 → "10,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

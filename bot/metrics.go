@@ -2,6 +2,7 @@ package bot
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -116,4 +117,13 @@ func (c ruleCounts) Collect(ch chan<- prometheus.Metric) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// layerLabel keeps the refusals metric's label set small and known: a
+// layer's own name, "model", or "other".
+func layerLabel(l agent.Layer) string {
+	if l == agent.LayerModel || slices.Contains(agent.Layers(), l) {
+		return string(l)
+	}
+	return "other"
 }

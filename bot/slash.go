@@ -77,7 +77,7 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 		return
 	}
 	if report, ok := b.rep.Latest(s.work); ok {
-		b.respond(s, cmd, renderNotice(report), false)
+		b.respond(s, cmd, renderNotice(reportText(report)), false)
 		return
 	}
 	b.eval.mu.Lock()
@@ -99,11 +99,13 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	b.eval.running, b.eval.waiting = false, nil
 	b.eval.mu.Unlock()
 
-	r := renderNotice(report)
-	if err != nil || strings.TrimSpace(report) == "" {
-		if err == nil {
-			err = errors.New("bot: the evaluation returned an empty report")
-		}
+	var r reply
+	if err == nil && report == nil {
+		err = errors.New("bot: the evaluation returned no report")
+	}
+	if err == nil {
+		r = renderNotice(reportText(report))
+	} else {
 		b.log.ErrorContext(s.base, "bot: evaluation failed", "err", err)
 		r = renderFailure(failInternal)
 		if s.work.Err() != nil {

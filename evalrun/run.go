@@ -1,6 +1,7 @@
 package evalrun
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 	"sqlbot/roconn"
 )
 
@@ -115,7 +117,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 		}
 	}
 	if len(qs) == 0 {
-		return nil, fmt.Errorf("evalrun: run: the question set has no %s questions", firstNonEmpty(string(opt.Only), "usable"))
+		return nil, fmt.Errorf("evalrun: run: the question set has no %s questions", cmp.Or(string(opt.Only), "usable"))
 	}
 
 	start := time.Now()
@@ -200,7 +202,7 @@ func (r *runner) one(ctx context.Context, q Question, judge func() QuestionResul
 	r.done++
 	if r.opt.Progress != nil {
 		fmt.Fprintf(r.opt.Progress, "[%d/%d] %s %s %s %s %.1fs\n", r.done, r.total, q.ID, q.Kind, qr.Outcome,
-			plural(qr.Steps, "step"), float64(qr.ElapsedMS)/1000)
+			present.Plural(qr.Steps, "step"), float64(qr.ElapsedMS)/1000)
 	}
 	return qr
 }
@@ -391,20 +393,4 @@ func providers(results []QuestionResult, fallback string) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

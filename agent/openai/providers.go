@@ -28,6 +28,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 )
 
 // A Provider is one OpenAI-compatible endpoint. An empty BaseURL means
@@ -155,7 +156,7 @@ func (p *Providers) Next(ctx context.Context, msgs []agent.Message, tools []agen
 		}
 		if status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout {
 			return agent.Reply{Provider: name}, &agent.ProviderError{
-				Provider: name, Status: status, Message: clip(oneLine(msg), 300), Err: err,
+				Provider: name, Status: status, Message: present.Clip(present.OneLine(msg), 300), Err: err,
 			}
 		}
 		cool := DefaultCooldown
@@ -167,7 +168,7 @@ func (p *Providers) Next(ctx context.Context, msgs []agent.Message, tools []agen
 		switch {
 		case status != 0:
 			why = "HTTP " + strconv.Itoa(status)
-			err = fmt.Errorf("%s: HTTP %d: %s", name, status, clip(oneLine(msg), 200))
+			err = fmt.Errorf("%s: HTTP %d: %s", name, status, present.Clip(present.OneLine(msg), 200))
 		case errors.Is(err, context.DeadlineExceeded):
 			why = "timeout"
 			err = fmt.Errorf("%s: no answer within %v: %w", name, p.timeout, err)

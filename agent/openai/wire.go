@@ -2,8 +2,6 @@ package openai
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -58,18 +56,4 @@ func reply(resp openai.ChatCompletionResponse, name string) (agent.Reply, error)
 		r.Calls = append(r.Calls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Args: c.Function.Arguments})
 	}
 	return r, nil
-}
-
-// oneLine collapses runs of white space, newlines included, into one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clip cuts s to at most n bytes without splitting a UTF-8 sequence.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 	"sqlbot/evalrun"
 	"sqlbot/guard"
 	"sqlbot/roconn"
@@ -112,7 +113,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		_, err := a.stdout.Write(js)
 		return err
 	}
-	return rep.WriteTable(a.stdout)
+	return writeReport(a.stdout, rep)
 }
 
 // questionSet reads the question set for db: the file named by --questions
@@ -222,14 +223,14 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	ref, err := scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
+	ref, err := a.scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
 	if err != nil {
 		return fail(err)
 	}
 	if ref.Truncated {
 		return fail(fmt.Errorf("the reference returns more rows than the row cap (%d): it cannot be scored; raise SQLBOT_ROW_CAP or narrow it", len(ref.Rows)))
 	}
-	cand, err := scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
+	cand, err := a.scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
 	if err != nil {
 		return fail(err)
 	}
@@ -262,13 +263,13 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 
 // scoreRun runs one statement of `eval score` through the guarded path; a
 // refusal is an error naming which statement and which layer.
-func scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
+func (a *app) scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
 	res, err := agent.Checked{Guard: g, DB: db}.Query(ctx, query)
 	if layer, reason, ok := agent.RefusalOf(err); ok {
-		return nil, fmt.Errorf("the %s was refused by %s: %s", which, layer, reason)
+		return nil, fmt.Errorf("the %s was refused by %s (%s): %s", which, layer.Name(), layer, present.Line(reason))
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
-		return nil, fmt.Errorf("the %s failed: %w", which, err)
+		return nil, a.statementError(ctx, "the "+which, err)
 	}
 	return res, nil
 }

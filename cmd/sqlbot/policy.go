@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		fset.Usage()
 		return &exitErr{code: exitUsage}
 	}
-	path := firstOf(*db, a.cfg.DB)
+	path := cmp.Or(*db, a.cfg.DB)
 	if path == "" {
 		dir, err := a.cfg.CacheDir()
 		if err != nil {

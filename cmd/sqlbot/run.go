@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 
 	"sqlbot/agent"
 	"sqlbot/agent/openai"
+	"sqlbot/agent/present"
 	"sqlbot/bot"
 	"sqlbot/config"
 	"sqlbot/evalrun"
@@ -55,11 +57,11 @@ func exitCode(err error, stderr io.Writer) int {
 	var e *exitErr
 	if errors.As(err, &e) {
 		if e.err != nil {
-			fmt.Fprintln(stderr, "sqlbot:", safeBlock(e.err.Error()))
+			fmt.Fprintln(stderr, "sqlbot:", present.Block(e.err.Error()))
 		}
 		return e.code
 	}
-	fmt.Fprintln(stderr, "sqlbot:", safeBlock(err.Error()))
+	fmt.Fprintln(stderr, "sqlbot:", present.Block(err.Error()))
 	return exitError
 }
 
@@ -238,8 +240,8 @@ type database struct {
 // openDB resolves the database and policy (flag, then environment, then the
 // demo) and opens the read-only connection with the effective limits.
 func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
-	path := firstOf(f.db, a.cfg.DB)
-	policyFile := firstOf(f.policy, a.cfg.Policy)
+	path := cmp.Or(f.db, a.cfg.DB)
+	policyFile := cmp.Or(f.policy, a.cfg.Policy)
 	var policyYAML []byte
 	if path == "" {
 		dir, err := a.cfg.CacheDir()
@@ -265,7 +267,7 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 	if policyYAML != nil {
 		p, err := roconn.ParsePolicy(policyYAML)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", firstOf(policyFile, "(demo)"), err)
+			return nil, fmt.Errorf("policy %s: %w", cmp.Or(policyFile, "(demo)"), err)
 		}
 		policy = p
 	}
@@ -285,13 +287,4 @@ func (a *app) limits() roconn.Limits {
 		Rows: a.cfg.RowCap, Columns: a.cfg.MaxColumns, ValueBytes: a.cfg.MaxValueBytes,
 		ResultBytes: a.cfg.MaxResultBytes, Timeout: a.cfg.QueryTimeout, Concurrent: a.cfg.MaxConcurrent,
 	}
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
