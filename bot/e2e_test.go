@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"sqlbot/agent"
-	"sqlbot/evalrun"
 	"sqlbot/bot"
 	"sqlbot/bot/slacktest"
+	"sqlbot/evalrun"
 )
 
 // The agent is what cmd wires in: a drift in its Ask fails this build.
@@ -897,7 +897,9 @@ type readyReporter struct{}
 func (readyReporter) Latest(context.Context) (*evalrun.Report, bool) {
 	return &evalrun.Report{Model: "m", Database: "db", Questions: 1, Passed: 1}, true
 }
-func (readyReporter) Run(context.Context) (*evalrun.Report, error) { return nil, errors.New("not called") }
+func (readyReporter) Run(context.Context) (*evalrun.Report, error) {
+	return nil, errors.New("not called")
+}
 
 // When no private way works (the response_url has expired, the DM is
 // refused, and the bot is not in the channel), the reply is given up and

@@ -119,4 +119,3 @@ func TestReportTextLong(t *testing.T) {
 		t.Errorf("long Slack rendering lacks the count of the rest or the footer:\n%s", got)
 	}
 }
-

@@ -13,6 +13,7 @@ import (
 	"sqlbot/agent/openai"
 	"sqlbot/agent/present"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/guard"
 )
 
@@ -107,7 +108,7 @@ func (a *app) offlineModel(db *database) (agent.Model, error) {
 	if !db.demo { // the demo's SQL fits no other schema
 		return agent.NewRecorded(nil)
 	}
-	qs, err := evalrun.ParseQuestions(evalrun.DemoQuestions())
+	qs, err := evalrun.ParseQuestions(demo.Questions())
 	if err != nil {
 		return nil, err
 	}

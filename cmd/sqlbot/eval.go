@@ -12,6 +12,7 @@ import (
 	"sqlbot/agent"
 	"sqlbot/agent/present"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -138,7 +139,7 @@ func (a *app) questionSet(db *database, flagFile string) (*evalrun.Set, error) {
 		}
 		return set, nil
 	case db.demo:
-		data = evalrun.DemoQuestions()
+		data = demo.Questions()
 	default:
 		return nil, nil
 	}

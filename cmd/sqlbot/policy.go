@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 	"sqlbot/roconn/draft"
 )
@@ -51,7 +51,7 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if path, err = evalrun.EnsureDemo(ctx, dir); err != nil {
+		if path, err = demo.Ensure(ctx, dir); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"sqlbot/agent/present"
 	"sqlbot/bot"
 	"sqlbot/config"
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 )
 
@@ -248,11 +248,11 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 		if err != nil {
 			return nil, err
 		}
-		if path, err = evalrun.EnsureDemo(ctx, dir); err != nil {
+		if path, err = demo.Ensure(ctx, dir); err != nil {
 			return nil, err
 		}
 	}
-	demo := evalrun.IsDemo(path)
+	isDemo := demo.Is(path)
 	switch {
 	case policyFile != "":
 		b, err := os.ReadFile(policyFile)
@@ -260,8 +260,8 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 			return nil, fmt.Errorf("read policy: %w", err)
 		}
 		policyYAML = b
-	case demo:
-		policyYAML = evalrun.DemoPolicy()
+	case isDemo:
+		policyYAML = demo.Policy()
 	}
 	var policy *roconn.Policy
 	if policyYAML != nil {
@@ -275,7 +275,7 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &database{DB: db, path: path, demo: demo}, nil
+	return &database{DB: db, path: path, demo: isDemo}, nil
 }
 
 // limits are the environment's limits; zero fields take the policy's, then
