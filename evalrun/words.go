@@ -73,8 +73,6 @@ func valueStated(v any, nums []written, answer string) bool {
 		f = float64(x)
 	case float64:
 		f = x
-	case int:
-		f = float64(x)
 	case string:
 		s := strings.TrimSpace(x)
 		if numberSyntax(s) == notNumber {
@@ -85,8 +83,6 @@ func valueStated(v any, nums []written, answer string) bool {
 			return textStated(s, answer)
 		}
 		f = p
-	case []byte:
-		return valueStated(string(x), nums, answer)
 	default:
 		return textStated(strings.TrimSpace(canonText(v)), answer)
 	}
