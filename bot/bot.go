@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,9 +194,14 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	if !strings.HasSuffix(cfg.APIURL, "/") {
 		cfg.APIURL += "/"
 	}
-	apiHost, err := hostOf(cfg.APIURL)
-	if err != nil {
+	var apiHost string
+	switch u, err := url.Parse(cfg.APIURL); {
+	case err != nil:
 		errs = append(errs, fmt.Errorf("bot: parse API URL: %w", err))
+	case u.Host == "":
+		errs = append(errs, fmt.Errorf("bot: parse API URL: no host in %q", cfg.APIURL))
+	default:
+		apiHost = u.Host
 	}
 	for name, v := range map[string]int64{
 		"RatePerMinute": int64(cfg.RatePerMinute), "RatePerDay": int64(cfg.RatePerDay), "GlobalPerDay": int64(cfg.GlobalPerDay),

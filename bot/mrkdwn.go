@@ -148,11 +148,7 @@ func splitMrkdwn(text string, size int) []string {
 
 // fallback is the notification text: short, escaped, one paragraph.
 func fallback(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > maxFallbackChars {
-		s = string([]rune(s)[:maxFallbackChars-1]) + ellipsis
-	}
-	return escape(s)
+	return escape(present.Ellipsize(present.OneLine(s), maxFallbackChars))
 }
 
 // plainFallback strips the mrkdwn this package writes (entities stay

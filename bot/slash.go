@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -173,16 +172,4 @@ func (b *Bot) usableResponseURL(raw string) bool {
 	}
 	return (u.Scheme == "https" && u.Host == slackHooksHost) ||
 		((u.Scheme == "https" || u.Scheme == "http") && u.Host == b.apiHost)
-}
-
-// hostOf is the host (with port) of a URL.
-func hostOf(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("no host in %q", raw)
-	}
-	return u.Host, nil
 }

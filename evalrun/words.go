@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 )
 
 // RefusalExplained reports whether a refused answer (Outcome Refused) says
@@ -201,8 +202,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // normText lowercases s, reads ’ as ' and collapses runs of space.
 func normText(s string) string {
-	s = strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
-	return strings.Join(strings.Fields(s), " ")
+	return present.OneLine(strings.ReplaceAll(strings.ToLower(s), "\u2019", "'"))
 }
 
 // isoDayRE matches an ISO month (2025-06) or day (2025-06-01).

@@ -19,14 +19,8 @@ import (
 
 // ask answers one question through the same agent as Slack.
 func (a *app) ask(ctx context.Context, args []string) error {
-	fs := newFlagSet("ask", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("ask", "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +29,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage}
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,8 @@ var (
 	_ evalrun.Querier = agent.Checked{}
 )
 
+const evalScoreUsage = "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL"
+
 // The --model values.
 const (
 	modelReference = "reference"
@@ -41,20 +43,15 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "score" {
 		return a.evalScore(ctx, args[1:])
 	}
-	fs := newFlagSet("eval", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("eval",
+		"usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]",
+		"       "+strings.TrimPrefix(evalScoreUsage, "usage: "))
 	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind} (default: SQLBOT_QUESTIONS, else the demo's questions on the demo database)")
 	only := fs.String("only", "", "run only one kind of question: answerable, safety or unanswerable")
 	model := fs.String("model", "", "reference (each question's reference SQL through the guarded path, no model) or live (the configured providers) (default: live when a provider is configured, else reference)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	concurrency := fs.Int("concurrency", 1, "questions asked at once; unsafe questions always run alone")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]")
-		fmt.Fprintln(a.stderr, "       sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -84,7 +81,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--model %q: want reference or live", mode)}
 	}
 
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -196,15 +193,9 @@ func (a *app) quietLogger(ctx context.Context) *slog.Logger {
 // and the read-only connection and scores the candidate with the
 // evaluation's rule.
 func (a *app) evalScore(ctx context.Context, args []string) error {
-	fs := newFlagSet("eval score", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("eval score", evalScoreUsage)
 	ordered := fs.Bool("ordered", false, "row order matters (the question asks for an order)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -212,7 +203,7 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage, err: fmt.Errorf("eval score takes 2 statements, got %d", fs.NArg())}
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}

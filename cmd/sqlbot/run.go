@@ -130,21 +130,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	cfg, cfgErr := config.Load(envMap(environ))
 	app := &app{cfg: cfg, cfgErr: checkSettings(cfg, cfgErr), stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
-	switch cmd {
-	case "sql":
-		return app.sql(ctx, rest)
-	case "demo":
-		return app.demo(ctx, rest)
-	case "ask":
-		return app.ask(ctx, rest)
-	case "serve":
-		return app.serve(ctx, rest)
-	case "manifest":
-		return app.manifest(ctx, rest)
-	case "eval":
-		return app.eval(ctx, rest)
-	case "policy":
-		return app.policy(ctx, rest)
+	commands := map[string]func(context.Context, []string) error{
+		"sql": app.sql, "demo": app.demo, "ask": app.ask, "serve": app.serve,
+		"manifest": app.manifest, "eval": app.eval, "policy": app.policy,
+	}
+	if command, ok := commands[cmd]; ok {
+		return command(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage())
 	return &exitErr{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd)}
@@ -199,6 +190,22 @@ type dbFlags struct {
 func (f *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "SQLite file to answer from (default: SQLBOT_DB, else the demo database)")
 	fs.StringVar(&f.policy, "policy", "", "policy file (default: SQLBOT_POLICY, else the demo's policy for the demo database, else every user table)")
+}
+
+// dbFlagSet returns the flag set of a database command, with the flags
+// every database command takes, and -h printing the usage lines, then the
+// flags.
+func (a *app) dbFlagSet(name string, usage ...string) (*flag.FlagSet, *dbFlags) {
+	fs := newFlagSet(name, a.stderr)
+	f := &dbFlags{}
+	f.register(fs)
+	fs.Usage = func() {
+		for _, u := range usage {
+			fmt.Fprintln(a.stderr, u)
+		}
+		fs.PrintDefaults()
+	}
+	return fs, f
 }
 
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {

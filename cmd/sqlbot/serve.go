@@ -15,16 +15,14 @@ import (
 // serve runs the Slack bot until ctx is cancelled (SIGINT/SIGTERM), then
 // drains the answers in flight and returns nil.
 func (a *app) serve(ctx context.Context, args []string) error {
-	fs := newFlagSet("serve", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("serve", "usage: sqlbot serve [--db PATH] [--policy FILE]")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if err := a.cfg.RequireSlack(); err != nil {
 		return err
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}

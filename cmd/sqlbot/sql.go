@@ -18,14 +18,8 @@ import (
 // sql runs one statement through the guard and the read-only connection,
 // exactly as a statement from the model would go.
 func (a *app) sql(ctx context.Context, args []string) error {
-	fs := newFlagSet("sql", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("sql", "usage: sqlbot sql [--db PATH] [--policy FILE] [--json] SQL")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot sql [--db PATH] [--policy FILE] [--json] SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -34,7 +28,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 		return &exitErr{code: exitUsage}
 	}
 	query := strings.Join(fs.Args(), " ")
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
