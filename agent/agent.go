@@ -1,15 +1,21 @@
 // Package agent answers one question about a database by letting a language
-// model call three tools (list_tables, describe_table, run_sql) over an
-// OpenAI-compatible chat-completions API, within a budget of model calls.
+// model call three tools (list_tables, describe_table, run_sql), within a
+// budget of model calls. It talks to a Model of its own (messages in, a Reply
+// out); package agent/openai is the Model for OpenAI-compatible APIs, and
+// NewRecorded needs none. The tools (Tools) can be called without the loop,
+// by an MCP server for one; package agent/present formats their results for
+// people.
 //
 // Safety contract: the model never touches the database directly. Every
 // statement it proposes goes through guard.Check and then the read-only
-// Querier (roconn), in that order; schema descriptions come from the
-// Querier's precomputed Objects, never from model-written SQL. Refusals and
-// SQL errors are results that go back to the model as JSON tool messages, and
-// tool results are passed as data, never as instructions. The loop is bounded
-// by Options.MaxSteps model calls; only context errors and provider failures
-// end it early. Logs never carry the question or answer text at info level.
+// Querier (roconn), in that order (Checked); schema descriptions come from
+// the Querier's precomputed Objects, never from model-written SQL. Refusals
+// and SQL errors are results that go back to the model as JSON tool
+// messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
+// as {"error": "no such column: Nmae"} in SQLite's own words. Tool results
+// are passed as data, never as instructions. The loop is bounded by
+// Options.MaxSteps model calls; only context errors and model failures end
+// it early. Logs never carry the question, the answer or the SQL.
 package agent
 
 import (

@@ -97,7 +97,7 @@ func noLeak(t *testing.T, where, out string, private []string) {
 	}
 }
 
-// Which layers must refuse each category on their own (SPEC §3: each layer
+// Which layers must refuse each category on their own (each layer
 // alone must stop a write; the guard cannot know the policy or the cost).
 var guardRefuses = map[string]bool{"write": true, "stacked": true, "hidden": true, "pragma": true, "attach": true, "function": true}
 

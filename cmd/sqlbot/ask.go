@@ -127,7 +127,8 @@ func failureText(err error) string {
 	return "the question could not be answered (SQLBOT_LOG_LEVEL=debug logs why)"
 }
 
-// askExit maps an outcome to the exit codes of SPEC §2.
+// askExit maps an outcome to the exit code: 0 answered (or declined as not
+// in the data), 3 refused, 4 stopped by the step budget, 1 failed.
 func askExit(o agent.Outcome) int {
 	switch o {
 	case agent.Answered, agent.Unanswerable:

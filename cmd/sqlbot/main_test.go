@@ -263,7 +263,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// ask --json against a local OpenAI-compatible server prints SPEC §2's keys.
+// ask --json against a local OpenAI-compatible server prints its stable keys.
 func TestAskJSON(t *testing.T) {
 	db := demoFile(t)
 	s := openaitest.NewServer(t)

@@ -650,3 +650,43 @@ func TestDemoQuestionsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoSystemPrompt: the agent's system prompt for the demo database
+// fits in 8,000 characters and holds every exposed object, every column's
+// meaning and every house rule, and nothing of the tables the policy hides.
+func TestDemoSystemPrompt(t *testing.T) {
+	db, err := roconn.Open(t.Context(), sharedDemo(t), demoPolicy(t), roconn.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := agent.NewRecorded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := agent.New(m, db, guard.New(db.Limits().Rows), agent.Options{}, nil).SystemPrompt()
+	t.Logf("system prompt: %d characters", len(p))
+	if len(p) > 8000 {
+		t.Errorf("system prompt is %d characters, want at most 8000", len(p))
+	}
+	for _, o := range db.Objects() {
+		if !strings.Contains(p, "\n"+o.Name+" (") {
+			t.Errorf("prompt lacks %s", o.Name)
+		}
+		for _, c := range o.Columns {
+			if c.Meaning != "" && !strings.Contains(p, c.Meaning) {
+				t.Errorf("prompt lacks the meaning of %s.%s", o.Name, c.Name)
+			}
+		}
+	}
+	for _, r := range db.Rules() {
+		if !strings.Contains(p, r) {
+			t.Errorf("prompt lacks the rule %q", r)
+		}
+	}
+	for _, hidden := range []string{"customers", "employees"} {
+		if strings.Contains(p, "\n"+hidden+" (") || strings.Contains(p, hidden+".") {
+			t.Errorf("prompt describes the hidden table %s", hidden)
+		}
+	}
+}
