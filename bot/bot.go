@@ -358,14 +358,23 @@ func (b *Bot) Handler() http.Handler {
 
 // A health is the body of /healthz.
 type health struct {
-	Status  string   `json:"status"` // "ok", "degraded" or "down"
-	Reasons []string `json:"reasons,omitempty"`
+	Status  healthStatus `json:"status"`
+	Reasons []string     `json:"reasons,omitempty"`
 }
 
+// A healthStatus is the status /healthz reports.
+type healthStatus string
+
+const (
+	healthOK       healthStatus = "ok"       // connected, healthy, and the provider takes the settings
+	healthDegraded healthStatus = "degraded" // connected, but the provider refuses the settings
+	healthDown     healthStatus = "down"     // not connected, or Config.Health failed
+)
+
 func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
-	h := health{Status: "ok"}
+	h := health{Status: healthOK}
 	if !b.connected.Load() {
-		h.Status, h.Reasons = "down", append(h.Reasons, "not connected to Slack")
+		h.Status, h.Reasons = healthDown, append(h.Reasons, "not connected to Slack")
 	}
 	if b.cfg.Health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
@@ -373,19 +382,19 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		if err != nil {
 			b.log.WarnContext(r.Context(), "bot: health check failed", "err", err)
-			h.Status, h.Reasons = "down", append(h.Reasons, "health check failed: "+err.Error())
+			h.Status, h.Reasons = healthDown, append(h.Reasons, "health check failed: "+err.Error())
 		}
 	}
 	if f := b.fault.Load(); f != nil {
-		if h.Status == "ok" {
-			h.Status = "degraded"
+		if h.Status == healthOK {
+			h.Status = healthDegraded
 		}
 		h.Reasons = append(h.Reasons, fmt.Sprintf("the model provider %s answered HTTP %d at %s: its key, model or URL is misconfigured, and no question can be answered",
 			f.provider, f.status, f.at.UTC().Format(time.RFC3339)))
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if h.Status != "ok" {
+	if h.Status != healthOK {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_ = json.NewEncoder(w).Encode(h) // the client may have gone; nothing to do
