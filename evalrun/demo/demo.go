@@ -21,7 +21,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	_ "embed" // for the demo policy and questions
+	_ "embed" // for the policy, the questions and the generator's own source
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -32,7 +32,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -163,9 +162,8 @@ func write(ctx context.Context, path string, data *demoData) (err error) {
 }
 
 // Ensure returns the path of the demo database in dir, and writes it first
-// if it is absent, creating dir if needed. The file is named by a hash of
-// what the generator produces (Key): a generator that produces other rows,
-// or another schema, gets a file of its own, and a cached file is never
+// if it is absent, creating dir if needed. The file is named by Key: a
+// changed generator gets a file of its own, and a cached file is never
 // mistaken for a newer one. Two processes may race: each writes its own
 // temporary file and renames it into place, and both files hold the same
 // bytes. Ensure does not re-check an existing file.
@@ -173,66 +171,35 @@ func Ensure(ctx context.Context, dir string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("demo: ensure: %w", err)
 	}
-	data, err := demoGenerate()
-	if err != nil {
-		return "", fmt.Errorf("demo: generate: %w", err)
-	}
-	path := filepath.Join(dir, "demo-"+demoKey(data)+".db")
+	path := filepath.Join(dir, "demo-"+Key()+".db")
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("demo: ensure: %w", err)
 	}
-	if err := write(ctx, path, data); err != nil {
+	if err := Write(ctx, path); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-// Key returns the hash that names the demo database in Ensure's directory:
-// the first 12 hex digits of a SHA-256 over everything the generator
-// produces: the pragmas, the schema, and every row of every table in
-// insert order. It changes exactly when the generator's output does.
-func Key() (string, error) {
-	data, err := demoGenerate()
-	if err != nil {
-		return "", fmt.Errorf("demo: generate: %w", err)
-	}
-	return demoKey(data), nil
-}
+// generator is this file: the schema, the pragmas, the seeds and the code
+// that turns them into rows, which together decide every byte Write
+// writes (math/rand/v2's generators promise the same values in every Go
+// release).
+//
+//go:embed demo.go
+var generator string
 
-func demoKey(data *demoData) string {
-	h := sha256.New()
-	for _, p := range demoPragmas() {
-		fmt.Fprintf(h, "%s;\n", p)
-	}
-	io.WriteString(h, demoSchema)
-	var buf []byte
-	for _, t := range demoTables(data) {
-		fmt.Fprintf(h, "%s\n", t.insert)
-		t.rows(func(args ...any) error {
-			buf = buf[:0]
-			for _, a := range args {
-				switch v := a.(type) {
-				case nil:
-					buf = append(buf, 'N')
-				case int:
-					buf = strconv.AppendInt(append(buf, 'i'), int64(v), 10)
-				case float64:
-					buf = strconv.AppendFloat(append(buf, 'f'), v, 'g', -1, 64) // its shortest exact form
-				case string:
-					buf = append(append(buf, 's'), v...)
-				default:
-					buf = fmt.Appendf(buf, "%T:%v", v, v)
-				}
-				buf = append(buf, 0x1f)
-			}
-			h.Write(append(buf, '\n'))
-			return nil
-		})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
+// Key returns the hash that names the demo database in Ensure's directory:
+// the first 12 hex digits of the SHA-256 of the generator's source. It
+// changes whenever the generator does, with no version to bump by hand, and
+// costs nothing at start (hashing what the generator produces would cost
+// generating it, about 20 ms).
+func Key() string {
+	sum := sha256.Sum256([]byte(generator))
+	return hex.EncodeToString(sum[:])[:12]
 }
 
 // PrivateValues returns the private values of the demo database at path
