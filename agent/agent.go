@@ -1,15 +1,21 @@
 // Package agent answers one question about a database by letting a language
-// model call three tools (list_tables, describe_table, run_sql) over an
-// OpenAI-compatible chat-completions API, within a budget of model calls.
+// model call three tools (list_tables, describe_table, run_sql), within a
+// budget of model calls. It talks to a Model of its own (messages in, a Reply
+// out); package agent/openai is the Model for OpenAI-compatible APIs, and
+// NewRecorded needs none. The tools (Tools) can be called without the loop,
+// by an MCP server for one; package agent/present formats their results for
+// people.
 //
 // Safety contract: the model never touches the database directly. Every
 // statement it proposes goes through guard.Check and then the read-only
-// Querier (roconn), in that order; schema descriptions come from the
-// Querier's precomputed Objects, never from model-written SQL. Refusals and
-// SQL errors are results that go back to the model as JSON tool messages, and
-// tool results are passed as data, never as instructions. The loop is bounded
-// by Options.MaxSteps model calls; only context errors and provider failures
-// end it early. Logs never carry the question or answer text at info level.
+// Querier (roconn), in that order (Checked); schema descriptions come from
+// the Querier's precomputed Objects, never from model-written SQL. Refusals
+// and SQL errors are results that go back to the model as JSON tool
+// messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
+// as {"error": "no such column: Nmae"} in SQLite's own words. Tool results
+// are passed as data, never as instructions. The loop is bounded by
+// Options.MaxSteps model calls; only context errors and model failures end
+// it early. Logs never carry the question, the answer or the SQL.
 package agent
 
 import (
@@ -20,18 +26,10 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"sqlbot/agent/present"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
-
-// Model is one chat-completions endpoint, or a chain of them with fail-over.
-// Complete returns the response and the name of the provider that served it
-// (a host and model name, never a key). Implementations must honour ctx.
-type Model interface {
-	Complete(ctx context.Context, req openai.ChatCompletionRequest) (resp openai.ChatCompletionResponse, provider string, err error)
-}
 
 // Querier is what the loop needs of roconn.DB: run a checked statement, and
 // the precomputed description of what the policy exposes.
@@ -59,25 +57,18 @@ type Options struct {
 // An Agent answers questions with a Model over a Querier. It is safe for
 // concurrent use: Ask keeps all of its state on its own stack.
 type Agent struct {
-	model   Model
-	db      Querier
-	checked Checked // the guard, then db: run_sql's one path
-	log     *slog.Logger
-	opt     Options
-	prompt  string        // the system prompt, identical for every question
-	tools   []openai.Tool // the tool definitions, identical for every question
-
-	// The answers of list_tables and describe_table, which depend only on
-	// q.Objects and so are encoded once, in New.
-	tables    string            // list_tables' JSON
-	described map[string]string // describe_table's JSON, by object name
-	names     string            // the exposed names, comma-separated, for an unknown table
+	model  Model
+	tools  *Tools
+	log    *slog.Logger
+	opt    Options
+	prompt string    // the system prompt, identical for every question
+	defs   []ToolDef // the tool definitions, identical for every question
 }
 
-// New returns an Agent that asks m and runs the model's SQL through g and
-// then q. The system prompt and the answers of list_tables and
-// describe_table are computed once here from q.Objects and q.Rules. Logs go
-// to lg (nil: discarded).
+// New returns an Agent that asks m and offers it the Tools over q, whose
+// SQL runs through g and then q. The system prompt and the answers of
+// list_tables and describe_table are computed once here from q.Objects and
+// q.Rules. Logs go to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps
@@ -85,10 +76,9 @@ func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agen
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{model: m, db: q, checked: Checked{Guard: g, DB: q}, log: lg, opt: opt, tools: toolDefs()}
-	objs := q.Objects()
-	a.prompt = systemPrompt(objs, q.Rules(), opt.MaxSteps)
-	a.describeObjects(objs)
+	a := &Agent{model: m, tools: NewTools(q, g, lg), log: lg, opt: opt}
+	a.defs = a.tools.Defs()
+	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
 	return a
 }
 
@@ -136,33 +126,25 @@ func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 // loop calls the model at most MaxSteps times, running the tools it asks
 // for, and fills in res. It returns an error only when the model could not
 // be called or ctx ended.
-func (a *Agent) loop(ctx context.Context, res *Result, msgs []openai.ChatCompletionMessage) error {
+func (a *Agent) loop(ctx context.Context, res *Result, msgs []Message) error {
 	for step := 1; step <= a.opt.MaxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("agent: step %d: %w", step, err)
 		}
-		req := openai.ChatCompletionRequest{
-			Messages: msgs,
-			Tools:    a.tools,
+		reply, err := a.model.Next(ctx, msgs, a.defs)
+		if reply.Provider != "" {
+			res.Provider = reply.Provider
 		}
-		resp, provider, err := a.model.Complete(ctx, req)
-		if provider != "" {
-			res.Provider = provider
-		}
-		if err != nil { // Model errors already say "agent: …"
+		if err != nil { // a Model's errors say which package they come from
 			return fmt.Errorf("%w (at step %d)", err, step)
 		}
 		res.Steps++
-		res.Tokens.Prompt += resp.Usage.PromptTokens
-		res.Tokens.Completion += resp.Usage.CompletionTokens
-		if len(resp.Choices) == 0 {
-			return fmt.Errorf("agent: step %d: %s returned no choices", step, provider)
-		}
-		msg := resp.Choices[0].Message
-		if len(msg.ToolCalls) == 0 {
-			text := strings.TrimSpace(msg.Content)
+		res.Tokens.Prompt += reply.Usage.Prompt
+		res.Tokens.Completion += reply.Usage.Completion
+		if len(reply.Calls) == 0 {
+			text := strings.TrimSpace(reply.Text)
 			if text == "" {
-				text = strings.TrimSpace(msg.Refusal) // OpenAI's structured refusal
+				text = strings.TrimSpace(reply.Refusal) // a provider's structured refusal
 				if text != "" && !hasPrefixFold(text, RefusedPrefix) {
 					text = RefusedPrefix + " " + text
 				}
@@ -178,52 +160,62 @@ func (a *Agent) loop(ctx context.Context, res *Result, msgs []openai.ChatComplet
 			// An empty reply (some local servers produce one): ask again,
 			// within the same budget.
 			msgs = append(msgs,
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "(no reply)"},
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: emptyReplyNudge})
+				Message{Role: RoleAssistant, Content: "(no reply)"},
+				Message{Role: RoleUser, Content: emptyReplyNudge})
 			continue
 		}
 
-		calls := make([]openai.ToolCall, len(msg.ToolCalls))
-		seen := make(map[string]bool, len(msg.ToolCalls))
-		for i, c := range msg.ToolCalls {
+		calls := make([]ToolCall, len(reply.Calls))
+		seen := make(map[string]bool, len(reply.Calls))
+		for i, c := range reply.Calls {
 			// Some local servers omit or repeat ids; every tool message must
 			// still answer exactly one call.
 			if c.ID == "" || seen[c.ID] {
 				c.ID = fmt.Sprintf("call_%d_%d", step, i+1)
 			}
 			seen[c.ID] = true
-			if c.Type == "" {
-				c.Type = openai.ToolTypeFunction
-			}
-			c.Index = nil
 			calls[i] = c
 		}
-		msgs = append(msgs, openai.ChatCompletionMessage{
-			Role:      openai.ChatMessageRoleAssistant,
-			Content:   msg.Content,
-			ToolCalls: calls,
-		})
+		msgs = append(msgs, Message{Role: RoleAssistant, Content: reply.Text, Calls: calls})
 		for i, c := range calls {
 			var out string
 			if i < maxCallsPerStep {
-				out, err = a.runTool(ctx, res, c.Function.Name, c.Function.Arguments)
+				out, err = a.runTool(ctx, res, c.Name, c.Args)
 				if err != nil {
-					return fmt.Errorf("agent: step %d: %s: %w", step, c.Function.Name, err)
+					return fmt.Errorf("agent: step %d: %s: %w", step, c.Name, err)
 				}
 			} else { // every call still needs its tool message
 				out = tooManyCalls
-				res.Trace = append(res.Trace, Step{Tool: c.Function.Name, Args: c.Function.Arguments, Status: StatusError})
+				res.Trace = append(res.Trace, Step{Tool: c.Name, Args: c.Args, Status: StatusError})
 			}
-			msgs = append(msgs, openai.ChatCompletionMessage{
-				Role:       openai.ChatMessageRoleTool,
-				Content:    out,
-				ToolCallID: c.ID,
-			})
+			msgs = append(msgs, Message{Role: RoleTool, Content: out, CallID: c.ID})
 		}
 	}
 	res.Outcome = Budget
 	res.Answer = budgetAnswer(a.opt.MaxSteps, res.Statements)
 	return nil
+}
+
+// runTool runs one tool call, records it in res (its Step, and for run_sql
+// its Statement and the rows of the last that ran), and returns the tool
+// message's content, always JSON. It returns an error only when ctx has
+// ended.
+func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (string, error) {
+	tr, err := a.tools.Call(ctx, name, args)
+	if run := tr.Run; run != nil {
+		res.Statements = append(res.Statements, run.Statement)
+		if run.Result != nil {
+			res.FinalSQL = run.Statement.SQL
+			res.Columns, res.Rows, res.Truncated = run.Result.Columns, run.Result.Rows, run.Result.Truncated
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: tr.Status})
+	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", present.Clip(name, 64)),
+		slog.String("status", string(tr.Status)), slog.Int("args_bytes", len(args)))
+	return tr.Content, nil
 }
 
 // maxCallsPerStep bounds the tool calls run for one model reply; further

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/agent"
 	"sqlbot/guard"
 )
@@ -15,37 +13,32 @@ import (
 // the request as a real model would.
 type stepModel struct{ sql string }
 
-func (m stepModel) Complete(_ context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, string, error) {
+func (m stepModel) Next(_ context.Context, msgs []agent.Message, _ []agent.ToolDef) (agent.Reply, error) {
 	tools := 0
-	for _, msg := range req.Messages {
-		if msg.Role == openai.ChatMessageRoleTool {
+	for _, msg := range msgs {
+		if msg.Role == agent.RoleTool {
 			tools++
 		}
 	}
-	var msg openai.ChatCompletionMessage
+	r := agent.Reply{Usage: agent.Usage{Prompt: 100, Completion: 10}, Provider: "bench"}
 	switch tools {
 	case 0:
-		msg = openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
-			ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "list_tables", Arguments: "{}"}}}}
+		r.Calls = []agent.ToolCall{{ID: "c1", Name: "list_tables", Args: "{}"}}
 	case 1:
-		msg = openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
-			ID: "c2", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "run_sql", Arguments: sqlArgs(m.sql)}}}}
+		r.Calls = []agent.ToolCall{{ID: "c2", Name: "run_sql", Args: sqlArgs(m.sql)}}
 	default:
-		msg = openai.ChatCompletionMessage{Role: "assistant", Content: "There were 2 shipped orders."}
+		r.Text = "There were 2 shipped orders."
 	}
-	return openai.ChatCompletionResponse{
-		Choices: []openai.ChatCompletionChoice{{Message: msg}},
-		Usage:   openai.Usage{PromptTokens: 100, CompletionTokens: 10},
-	}, "bench", nil
+	return r, nil
 }
 
 // BenchmarkAsk measures a question with a model that costs nothing:
-// list_tables → run_sql → final, on the demo database. The "ask" case is the
+// list_tables → run_sql → final, on the test shop. The "ask" case is the
 // whole question; "query" is the same statement through agent.Checked
 // (guard and roconn) alone, so the difference is the agent's own overhead
 // (prompt, messages, tool dispatch, JSON).
 func BenchmarkAsk(b *testing.B) {
-	e := demo(b)
+	e := shop(b)
 	g := guard.New(200)
 	ctx := context.Background()
 	b.Run("ask", func(b *testing.B) {

@@ -30,15 +30,15 @@ func (c Checked) Query(ctx context.Context, query string) (*roconn.Result, error
 }
 
 // RefusalOf reports the layer and reason when err is a refusal by the guard
-// (layer LayerGuard) or by roconn (its Layer), and ok false otherwise.
-func RefusalOf(err error) (layer, reason string, ok bool) {
+// (LayerGuard) or by roconn (its Layer), and ok false otherwise.
+func RefusalOf(err error) (layer Layer, reason string, ok bool) {
 	var gr *guard.Refusal
 	var rr *roconn.Refusal
 	switch {
 	case errors.As(err, &gr):
 		return LayerGuard, gr.Reason, true
 	case errors.As(err, &rr):
-		return string(rr.Layer), rr.Reason, true
+		return Layer(rr.Layer), rr.Reason, true
 	}
 	return "", "", false
 }

@@ -8,12 +8,12 @@ import (
 // classify decides the Outcome of a final answer text given the statements
 // tried. In order:
 //   - the prompt's markers win: "Refused:" → Refused, "Not in the data:" →
-//     Unanswerable (asterisks, quotes and spaces before them are ignored);
+//     Unanswerable (see HasMarker);
 //   - a refused statement with no statement run ok after it → Refused;
 //   - a statement that ran ok → Answered;
-//   - otherwise (nothing ran) common phrasings decide: words about writes,
-//     permission or privacy → Refused; words saying the data lacks it →
-//     Unanswerable; a bare "I can't"/"I cannot" → Refused; else Unanswerable.
+//   - otherwise (nothing ran) the words decide (Read): a refusal →
+//     Refused; anything else, a decline because the data lacks it included,
+//     → Unanswerable.
 func classify(text string, stmts []Statement) Outcome {
 	switch {
 	case HasMarker(text, RefusedPrefix):
@@ -36,48 +36,10 @@ func classify(text string, stmts []Statement) Outcome {
 	if lastOK >= 0 {
 		return Answered
 	}
-	lower := strings.ToLower(strings.ReplaceAll(text, "\u2019", "'"))
-	switch {
-	case containsAny(lower, refusalWords):
-		return Refused
-	case containsAny(lower, notInDataWords):
-		return Unanswerable
-	case containsAny(lower, declineWords):
+	if Read(text) == ReadsAsRefusal {
 		return Refused
 	}
 	return Unanswerable
-}
-
-// Fallback phrasings for models that ignore the markers. They are consulted
-// only when no statement ran, so a figure's explanation cannot trip them.
-var (
-	refusalWords = []string{"read-only", "read only", "not allowed", "not permitted", "i won't", "i will not",
-		"refuse", "cannot modify", "can't modify", "cannot delete", "can't delete", "cannot change", "can't change",
-		"private", "confidential"}
-	notInDataWords = []string{"not in the data", "does not contain", "doesn't contain", "does not have", "doesn't have",
-		"does not include", "doesn't include", "no data", "not available", "no information", "does not hold",
-		"doesn't hold", "not recorded", "isn't recorded", "not tracked", "no column", "no table"}
-	declineWords = []string{"i can't", "i cannot", "i can not", "i'm unable", "i am unable", "unable to"}
-)
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// HasMarker reports whether text begins with marker (RefusedPrefix or
-// NotInDataPrefix), ignoring case and the spaces, quotes and Markdown a model
-// may put before it.
-func HasMarker(text, marker string) bool {
-	return hasPrefixFold(strings.TrimLeft(text, " \t\r\n*_>`\"'#"), marker)
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // lastRefusal returns a copy of the last refused statement, or nil.

@@ -1,33 +1,12 @@
 package agent
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"sqlbot/agent/present"
 	"sqlbot/roconn"
 )
-
-// The prompt asks the model to begin a refusal with RefusedPrefix, and an
-// answer the data cannot give with NotInDataPrefix. classify looks for them
-// before anything else, and the evaluation judges replies by them (see
-// HasMarker).
-const (
-	RefusedPrefix   = "Refused:"
-	NotInDataPrefix = "Not in the data:"
-)
-
-// The names of the three tools offered to the model (see toolDefs).
-const (
-	toolListTables = "list_tables"
-	toolDescribe   = "describe_table"
-	toolRunSQL     = "run_sql"
-)
-
-// knownToolsPhrase ends the answer to a call of an unknown tool.
-const knownToolsPhrase = "use " + toolListTables + ", " + toolDescribe + " or " + toolRunSQL
 
 // systemPrompt renders the system message: first the schema and the house
 // rules (the part that makes the prefix long and stable, so providers can
@@ -49,7 +28,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 			b.WriteString(" rows")
 		}
 		b.WriteString(")")
-		if about := oneLine(o.About); about != "" {
+		if about := present.OneLine(o.About); about != "" {
 			b.WriteString(": ")
 			b.WriteString(about)
 		}
@@ -61,7 +40,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 				b.WriteString(" ")
 				b.WriteString(c.Type)
 			}
-			m := oneLine(c.Meaning)
+			m := present.OneLine(c.Meaning)
 			// A meaning that already names its target, as "(orders.id)",
 			// makes the arrow redundant.
 			if ref, ok := fks[c.Name]; ok && !strings.Contains(m, ref) {
@@ -79,7 +58,7 @@ func systemPrompt(objs []roconn.Object, rules []string, maxSteps int) string {
 		b.WriteString("\n# House rules: what the business means; apply them\n")
 		for _, r := range rules {
 			b.WriteString("- ")
-			b.WriteString(oneLine(r))
+			b.WriteString(present.OneLine(r))
 			b.WriteString("\n")
 		}
 	}
@@ -108,40 +87,16 @@ func foreignKeys(o roconn.Object) map[string]string {
 	return m
 }
 
-// oneLine collapses runs of whitespace (newlines included) into one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// toolDefs returns the three tool definitions. Their bytes never change, so
-// they stay inside a provider's cached prefix.
-func toolDefs() []openai.Tool {
-	def := func(name, desc, params string) openai.Tool {
-		return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: name, Description: desc, Parameters: json.RawMessage(params),
-		}}
-	}
-	return []openai.Tool{
-		def(toolListTables,
-			"List the tables and views you may read, with what each holds and its row count.",
-			`{"type":"object","properties":{},"additionalProperties":false}`),
-		def(toolDescribe,
-			"Describe one table or view: its columns with types and meanings, its foreign keys and 3 sample rows.",
-			`{"type":"object","properties":{"table":{"type":"string","description":"a name from list_tables"}},"required":["table"],"additionalProperties":false}`),
-		def(toolRunSQL,
-			"Run one read-only SQLite SELECT (or WITH ... SELECT) statement and return its rows as JSON. Results are capped; aggregate in SQL rather than fetching many rows.",
-			`{"type":"object","properties":{"sql":{"type":"string","description":"one SQLite SELECT statement"}},"required":["sql"],"additionalProperties":false}`),
-	}
-}
-
 // messages returns the opening messages for req: the system prompt, the
 // earlier turns (each a user question and the assistant's answer with its
 // SQL), then the question.
-func (a *Agent) messages(req Request) []openai.ChatCompletionMessage {
+func (a *Agent) messages(req Request) []Message {
 	hist := req.History
 	if len(hist) > MaxHistoryTurns {
 		hist = hist[len(hist)-MaxHistoryTurns:]
 	}
-	msgs := make([]openai.ChatCompletionMessage, 0, 2+2*len(hist)+2*a.opt.MaxSteps)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.prompt})
+	msgs := make([]Message, 0, 2+2*len(hist)+2*a.opt.MaxSteps)
+	msgs = append(msgs, Message{Role: RoleSystem, Content: a.prompt})
 	for _, t := range hist {
 		answer := t.Answer
 		if answer == "" { // an empty assistant message is a 400 on some servers
@@ -151,8 +106,8 @@ func (a *Agent) messages(req Request) []openai.ChatCompletionMessage {
 			answer += "\n\nSQL used:\n" + t.SQL
 		}
 		msgs = append(msgs,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Question},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer})
+			Message{Role: RoleUser, Content: t.Question},
+			Message{Role: RoleAssistant, Content: answer})
 	}
-	return append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.Question})
+	return append(msgs, Message{Role: RoleUser, Content: req.Question})
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // ErrNoModel is returned, wrapped, by the recorded model for a question that
@@ -93,36 +91,39 @@ func normalize(s string) string {
 	}), " ")
 }
 
-func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, string, error) {
+// Next answers the conversation's last question: with the recording's
+// Answer, or by calling run_sql with its SQL and then stating the tool's
+// result. It reads nothing but msgs, and offers no tool it was not given.
+func (r *recorded) Next(ctx context.Context, msgs []Message, _ []ToolDef) (Reply, error) {
 	if err := ctx.Err(); err != nil {
-		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("agent: call recorded model: %w", err)
+		return Reply{Provider: RecordedProvider}, fmt.Errorf("agent: call recorded model: %w", err)
 	}
 	// The question is the last user message; what follows it is this
 	// question's own tool traffic.
 	q := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == openai.ChatMessageRoleUser {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
 			q = i
 			break
 		}
 	}
 	if q < 0 {
-		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: no question in the request", ErrNoModel)
+		return Reply{Provider: RecordedProvider}, fmt.Errorf("%w: no question in the request", ErrNoModel)
 	}
-	rec, ok := r.byText[normalize(req.Messages[q].Content)]
+	rec, ok := r.byText[normalize(msgs[q].Content)]
 	if !ok {
-		return openai.ChatCompletionResponse{}, RecordedProvider, fmt.Errorf("%w: the question is not a recorded one", ErrNoModel)
+		return Reply{Provider: RecordedProvider}, fmt.Errorf("%w: the question is not a recorded one", ErrNoModel)
 	}
 	if rec.SQL == "" {
-		return reply(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: rec.Answer}), RecordedProvider, nil
+		return Reply{Text: rec.Answer, Provider: RecordedProvider}, nil
 	}
 	var lastTool string
 	called := false
-	for _, m := range req.Messages[q+1:] {
+	for _, m := range msgs[q+1:] {
 		switch {
-		case m.Role == openai.ChatMessageRoleAssistant && len(m.ToolCalls) > 0:
+		case m.Role == RoleAssistant && len(m.Calls) > 0:
 			called = true
-		case m.Role == openai.ChatMessageRoleTool:
+		case m.Role == RoleTool:
 			lastTool = m.Content
 		}
 	}
@@ -131,29 +132,12 @@ func (r *recorded) Complete(ctx context.Context, req openai.ChatCompletionReques
 		enc := json.NewEncoder(&args)
 		enc.SetEscapeHTML(false) // the trace shows these arguments as they are
 		enc.Encode(map[string]string{"sql": rec.SQL})
-		return reply(openai.ChatCompletionMessage{
-			Role: openai.ChatMessageRoleAssistant,
-			ToolCalls: []openai.ToolCall{{
-				ID: "recorded_1", Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: toolRunSQL, Arguments: strings.TrimSpace(args.String())},
-			}},
-		}), RecordedProvider, nil
+		return Reply{
+			Calls:    []ToolCall{{ID: "recorded_1", Name: ToolRunSQL, Args: strings.TrimSpace(args.String())}},
+			Provider: RecordedProvider,
+		}, nil
 	}
-	return reply(openai.ChatCompletionMessage{
-		Role: openai.ChatMessageRoleAssistant, Content: describeToolResult(lastTool),
-	}), RecordedProvider, nil
-}
-
-func reply(m openai.ChatCompletionMessage) openai.ChatCompletionResponse {
-	finish := openai.FinishReasonStop
-	if len(m.ToolCalls) > 0 {
-		finish = openai.FinishReasonToolCalls
-	}
-	return openai.ChatCompletionResponse{
-		Object:  "chat.completion",
-		Model:   RecordedProvider,
-		Choices: []openai.ChatCompletionChoice{{Message: m, FinishReason: finish}},
-	}
+	return Reply{Text: describeToolResult(lastTool), Provider: RecordedProvider}, nil
 }
 
 // maxStatedRows is how many rows a recorded answer spells out.

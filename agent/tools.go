@@ -1,85 +1,295 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
+	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"sqlbot/agent/present"
+	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
-// The values of Statement.Status and Step.Status.
+// The names of the three tools.
 const (
-	StatusOK      = "ok"
-	StatusRefused = "refused"
-	StatusError   = "error"
+	ToolListTables    = "list_tables"
+	ToolDescribeTable = "describe_table"
+	ToolRunSQL        = "run_sql"
 )
 
-// LayerGuard is Statement.Layer for a statement the guard refused; the
-// other layers are roconn's (roconn.LayerAuthorizer, …).
-const LayerGuard = "guard"
+// Tools are the three tools a model may call, over one database: list_tables
+// and describe_table, which answer from what the policy exposes (the
+// Querier's Objects, never model-written SQL), and run_sql, which runs one
+// statement through Checked (the guard, then the read-only connection).
+// Agent.Ask offers them to its Model; they can be called without one, by
+// name and JSON arguments (Call) or typed (Tables, Describe, RunSQL), with
+// the same guard, connection, policy and limits. Tools are safe for
+// concurrent use.
+type Tools struct {
+	db      Querier
+	checked Checked
+	log     *slog.Logger
 
-// Bounds on what one tool message may carry back to the model. The Result
-// keeps every row; the model sees a prefix that fits, and is told so.
-const (
-	maxToolBytes  = 16 << 10 // bytes of JSON rows per tool message
-	maxValueBytes = 500      // bytes of one string value shown to the model
-)
+	// The answers of list_tables and describe_table, which depend only on
+	// the Querier's Objects and so are computed once, in NewTools.
+	tables     []Table
+	tablesJSON string
+	described  map[string]described // by object name
+	names      string               // the exposed names, comma-separated, for an unknown table
+}
 
-// runTool runs one tool call, records it in res, and returns the tool
-// message's content, always JSON. Refusals, SQL errors, unknown tools and bad
-// arguments are results for the model, not errors: runTool returns an error
-// only when ctx has ended.
-func (a *Agent) runTool(ctx context.Context, res *Result, name, args string) (string, error) {
-	var (
-		out    string
-		status = StatusOK
-	)
+type described struct {
+	desc Description
+	json string
+}
+
+// NewTools returns the tools over q, whose statements go through g first.
+// Logs (at debug level, never the SQL) go to lg (nil: discarded).
+func NewTools(q Querier, g *guard.Guard, lg *slog.Logger) *Tools {
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	t := &Tools{db: q, checked: Checked{Guard: g, DB: q}, log: lg}
+	objs := q.Objects()
+	t.tables = make([]Table, len(objs))
+	t.described = make(map[string]described, len(objs))
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		t.tables[i] = tableOf(o)
+		names[i] = o.Name
+		d := Description{
+			Table:   t.tables[i],
+			Columns: make([]Column, len(o.Columns)),
+			Sample:  Sample{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
+		}
+		for j, c := range o.Columns {
+			d.Columns[j] = Column{Name: c.Name, Type: c.Type, Meaning: present.OneLine(c.Meaning)}
+			d.Sample.Columns[j] = c.Name
+		}
+		for _, fk := range o.Foreign {
+			d.ForeignKeys = append(d.ForeignKeys, ForeignKey{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
+		}
+		for _, r := range o.Sample {
+			d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
+		}
+		t.described[o.Name] = described{desc: d, json: encode(d)}
+	}
+	t.tablesJSON = encode(struct {
+		Tables []Table `json:"tables"`
+	}{t.tables})
+	t.names = strings.Join(names, ", ")
+	return t
+}
+
+// Defs returns the tools' definitions, in the order list_tables,
+// describe_table, run_sql. Their bytes never change, so they stay inside a
+// provider's cached prefix.
+func (t *Tools) Defs() []ToolDef {
+	return []ToolDef{
+		{ToolListTables,
+			"List the tables and views you may read, with what each holds and its row count.",
+			json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
+		{ToolDescribeTable,
+			"Describe one table or view: its columns with types and meanings, its foreign keys and 3 sample rows.",
+			json.RawMessage(`{"type":"object","properties":{"table":{"type":"string","description":"a name from list_tables"}},"required":["table"],"additionalProperties":false}`)},
+		{ToolRunSQL,
+			"Run one read-only SQLite SELECT (or WITH ... SELECT) statement and return its rows as JSON. Results are capped; aggregate in SQL rather than fetching many rows.",
+			json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string","description":"one SQLite SELECT statement"}},"required":["sql"],"additionalProperties":false}`)},
+	}
+}
+
+// A Table is one table or view the policy exposes, as list_tables lists it.
+type Table struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // "table" or "view"
+	About string `json:"about,omitempty"`
+	Rows  *int64 `json:"rows,omitempty"` // nil when roconn's count was stopped by a limit
+}
+
+// A Description is describe_table's answer for one exposed table or view.
+type Description struct {
+	Table
+	Columns     []Column     `json:"columns"`
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"` // only keys into exposed objects
+	Sample      Sample       `json:"sample"`
+}
+
+// A Column is one column of a Description.
+type Column struct {
+	Name    string `json:"name"`
+	Type    string `json:"type,omitempty"`
+	Meaning string `json:"meaning,omitempty"`
+}
+
+// A ForeignKey says Column refers to References ("table.column").
+type ForeignKey struct {
+	Column     string `json:"column"`
+	References string `json:"references"`
+}
+
+// A Sample is up to 3 rows of an object, its long strings clipped.
+type Sample struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+func tableOf(o roconn.Object) Table {
+	t := Table{Name: o.Name, Kind: kind(o), About: present.OneLine(o.About)}
+	if o.RowCount >= 0 {
+		n := o.RowCount
+		t.Rows = &n
+	}
+	return t
+}
+
+func kind(o roconn.Object) string {
+	if o.IsView {
+		return "view"
+	}
+	return "table"
+}
+
+// Tables returns list_tables' answer: every exposed table and view.
+func (t *Tools) Tables() []Table { return slices.Clone(t.tables) }
+
+// Describe returns describe_table's answer for name, and false when no
+// exposed object has that name: whether or not such a table exists, so that
+// the caller learns nothing about hidden tables. The name's case, quotes and
+// a "main." schema prefix are forgiven.
+func (t *Tools) Describe(name string) (Description, bool) {
+	d, ok := t.describe(name)
+	return d.desc, ok
+}
+
+func (t *Tools) describe(name string) (described, bool) {
+	n := strings.Trim(strings.TrimSpace(name), "\"`[]'")
+	if len(n) > 5 && strings.EqualFold(n[:5], "main.") {
+		n = n[5:]
+	}
+	if o, ok := t.db.Object(n); ok { // roconn's lookup ignores case
+		d, ok := t.described[o.Name]
+		return d, ok
+	}
+	return described{}, false
+}
+
+// A Run is what run_sql did with one statement.
+type Run struct {
+	// Statement is the statement as given (trimmed), its status, and for a
+	// refusal the layer and its reason.
+	Statement Statement
+	// Result holds the rows when Statement.Status is StatusOK: at most the
+	// row cap, with Truncated set when more were cut. Nil otherwise.
+	Result *roconn.Result
+}
+
+// RunSQL runs one statement as run_sql does: through the guard, then the
+// read-only connection. A refusal, an SQL error and a result cut at the row
+// cap are all in the Run; RunSQL returns an error only when ctx has ended.
+func (t *Tools) RunSQL(ctx context.Context, sql string) (Run, error) {
+	sql = strings.TrimSpace(sql)
+	qr, err := t.checked.Query(ctx, sql)
+	if layer, reason, ok := RefusalOf(err); ok {
+		return Run{Statement: Statement{SQL: sql, Status: StatusRefused, Layer: layer, Reason: reason}}, nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return Run{Statement: Statement{SQL: sql, Status: StatusError, Reason: "stopped: " + cerr.Error()}}, cerr
+	}
+	if err == nil || errors.Is(err, roconn.ErrRowLimit) { // roconn returns the first rows with ErrRowLimit
+		return Run{Statement: Statement{SQL: sql, Status: StatusOK}, Result: qr}, nil
+	}
+	return Run{Statement: Statement{SQL: sql, Status: StatusError, Reason: t.sqlError(ctx, err)}}, nil
+}
+
+// sqlError is what the model is told of a statement that failed without a
+// refusal: SQLite's own message ("no such column: Nmae"), which names only
+// what the statement wrote, or, for anything else (which should not happen:
+// the guard refuses an empty statement), a fixed sentence. The full error
+// goes to the debug log.
+func (t *Tools) sqlError(ctx context.Context, err error) string {
+	var se *roconn.SQLError
+	if errors.As(err, &se) {
+		return present.Clip(se.Message, 500)
+	}
+	t.log.LogAttrs(ctx, slog.LevelDebug, "agent: statement failed", slog.Any("err", err))
+	return "the statement could not be run"
+}
+
+// A ToolResult is what one call of a tool did.
+type ToolResult struct {
+	Status Status
+	// Content is the tool's answer as JSON, for the model (or an MCP
+	// client): tables, a description, rows, a refusal ({"refused": true,
+	// "layer", "reason"}) or an error ({"error": "..."}). Data in it is
+	// never an instruction.
+	Content string
+	// Run is set for a run_sql call that got as far as a statement.
+	Run *Run
+}
+
+// Call runs the tool name with args, the JSON arguments as a model wrote
+// them: an empty string counts as {}, arguments that arrive double-encoded
+// (a JSON string holding the object) are decoded once more, and the common
+// slips {"name": …} for describe_table and {"query": …} for run_sql are
+// accepted. Refusals, SQL errors, unknown tools and bad arguments are
+// results; Call returns an error only when ctx has ended.
+func (t *Tools) Call(ctx context.Context, name, args string) (ToolResult, error) {
 	switch name {
-	case toolListTables:
-		out = a.tables
-	case toolDescribe:
+	case ToolListTables:
+		return ToolResult{Status: StatusOK, Content: t.tablesJSON}, nil
+	case ToolDescribeTable:
 		var in struct {
 			Table string `json:"table"`
 			Name  string `json:"name"` // a common slip; accepted
 		}
-		if perr := parseArgs(args, &in); perr != nil {
-			out, status = encode(errorJSON{perr.Error()}), StatusError
-			break
+		if err := parseArgs(args, &in); err != nil {
+			return errorResult(err.Error()), nil
 		}
-		if in.Table == "" {
-			in.Table = in.Name
+		table := cmp.Or(in.Table, in.Name)
+		if d, ok := t.describe(table); ok {
+			return ToolResult{Status: StatusOK, Content: d.json}, nil
 		}
-		out, status = a.describe(in.Table)
-	case toolRunSQL:
+		return errorResult(fmt.Sprintf("unknown table: %s; the tables you may read are: %s", present.Clip(table, 64), t.names)), nil
+	case ToolRunSQL:
 		var in struct {
 			SQL   string `json:"sql"`
 			Query string `json:"query"` // a common slip; accepted
 		}
-		if perr := parseArgs(args, &in); perr != nil {
-			out, status = encode(errorJSON{perr.Error()}), StatusError
-			break
+		if err := parseArgs(args, &in); err != nil {
+			return errorResult(err.Error()), nil
 		}
-		if in.SQL == "" {
-			in.SQL = in.Query
+		sql := strings.TrimSpace(cmp.Or(in.SQL, in.Query))
+		if sql == "" { // an argument error, like bad JSON: no statement
+			return errorResult(`run_sql needs {"sql": "SELECT ..."}`), nil
 		}
-		v, st, err := a.runSQL(ctx, res, in.SQL)
+		run, err := t.RunSQL(ctx, sql)
 		if err != nil {
-			return "", err
+			return ToolResult{Status: StatusError, Run: &run}, err
 		}
-		out, status = encode(v), st
-	default:
-		out, status = encode(errorJSON{"unknown tool: " + clip(name, 64) + "; " + knownToolsPhrase}), StatusError
+		return ToolResult{Status: run.Statement.Status, Content: encode(forModel(run)), Run: &run}, nil
 	}
-	res.Trace = append(res.Trace, Step{Tool: name, Args: args, Status: status})
-	a.log.LogAttrs(ctx, slog.LevelDebug, "agent: tool", slog.String("tool", clip(name, 64)),
-		slog.String("status", status), slog.Int("args_bytes", len(args)))
-	return out, nil
+	return errorResult("unknown tool: " + present.Clip(name, 64) + "; use " + ToolListTables + ", " + ToolDescribeTable + " or " + ToolRunSQL), nil
+}
+
+func errorResult(msg string) ToolResult {
+	return ToolResult{Status: StatusError, Content: encode(errorJSON{msg})}
+}
+
+// forModel is what the model is shown of a Run.
+func forModel(run Run) any {
+	st := run.Statement
+	switch st.Status {
+	case StatusRefused:
+		return refusalJSON{Refused: true, Layer: st.Layer, Reason: st.Reason}
+	case StatusOK:
+		return rowsForModel(run.Result.Columns, run.Result.Rows, run.Result.Truncated)
+	}
+	return errorJSON{st.Reason}
 }
 
 // encode returns v as JSON, or a JSON error if json cannot encode it (which
@@ -119,7 +329,7 @@ type errorJSON struct {
 
 type refusalJSON struct {
 	Refused bool   `json:"refused"`
-	Layer   string `json:"layer"`
+	Layer   Layer  `json:"layer"`
 	Reason  string `json:"reason"`
 }
 
@@ -131,142 +341,12 @@ type rowsJSON struct {
 	Note      string   `json:"note,omitempty"`
 }
 
-type tableJSON struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	About string `json:"about,omitempty"`
-	Rows  *int64 `json:"rows,omitempty"` // nil when roconn could not count them
-}
-
-func tableOf(o roconn.Object) tableJSON {
-	t := tableJSON{Name: o.Name, Kind: kind(o), About: oneLine(o.About)}
-	if o.RowCount >= 0 {
-		n := o.RowCount
-		t.Rows = &n
-	}
-	return t
-}
-
-type columnJSON struct {
-	Name    string `json:"name"`
-	Type    string `json:"type,omitempty"`
-	Meaning string `json:"meaning,omitempty"`
-}
-
-type foreignJSON struct {
-	Column     string `json:"column"`
-	References string `json:"references"`
-}
-
-type sampleJSON struct {
-	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
-}
-
-type describeJSON struct {
-	tableJSON
-	Columns     []columnJSON  `json:"columns"`
-	ForeignKeys []foreignJSON `json:"foreign_keys,omitempty"`
-	Sample      sampleJSON    `json:"sample"`
-}
-
-func kind(o roconn.Object) string {
-	if o.IsView {
-		return "view"
-	}
-	return "table"
-}
-
-// describeObjects encodes the answers of list_tables and describe_table for
-// objs, once: they depend on nothing else.
-func (a *Agent) describeObjects(objs []roconn.Object) {
-	ts := make([]tableJSON, len(objs))
-	names := make([]string, len(objs))
-	a.described = make(map[string]string, len(objs))
-	for i, o := range objs {
-		ts[i] = tableOf(o)
-		names[i] = o.Name
-		d := describeJSON{
-			tableJSON: ts[i],
-			Columns:   make([]columnJSON, len(o.Columns)),
-			Sample:    sampleJSON{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
-		}
-		for j, c := range o.Columns {
-			d.Columns[j] = columnJSON{Name: c.Name, Type: c.Type, Meaning: oneLine(c.Meaning)}
-			d.Sample.Columns[j] = c.Name
-		}
-		for _, fk := range o.Foreign {
-			d.ForeignKeys = append(d.ForeignKeys, foreignJSON{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
-		}
-		for _, r := range o.Sample {
-			d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
-		}
-		a.described[o.Name] = encode(d)
-	}
-	a.tables = encode(struct {
-		Tables []tableJSON `json:"tables"`
-	}{ts})
-	a.names = strings.Join(names, ", ")
-}
-
-// describe answers describe_table. A name that is not exposed gets the same
-// answer whether or not such a table exists, so the model learns nothing
-// about hidden tables. The name's case, quotes and a "main." schema prefix
-// are forgiven.
-func (a *Agent) describe(name string) (string, string) {
-	n := strings.Trim(strings.TrimSpace(name), "\"`[]'")
-	if len(n) > 5 && strings.EqualFold(n[:5], "main.") {
-		n = n[5:]
-	}
-	if o, ok := a.db.Object(n); ok { // roconn's lookup ignores case
-		if d, ok := a.described[o.Name]; ok {
-			return d, StatusOK
-		}
-	}
-	return encode(errorJSON{fmt.Sprintf("unknown table: %s; the tables you may read are: %s",
-		clip(name, 64), a.names)}), StatusError
-}
-
-// runSQL passes sql through the guard and then the Querier, records the
-// Statement, and returns what the model is told. It returns an error only
-// when ctx has ended.
-func (a *Agent) runSQL(ctx context.Context, res *Result, sql string) (any, string, error) {
-	sql = strings.TrimSpace(sql)
-	record := func(s Statement) { res.Statements = append(res.Statements, s) }
-	if sql == "" { // an argument error, like bad JSON: no statement to record
-		return errorJSON{`run_sql needs {"sql": "SELECT ..."}`}, StatusError, nil
-	}
-	qr, err := a.checked.Query(ctx, sql)
-	if layer, reason, ok := RefusalOf(err); ok {
-		record(Statement{SQL: sql, Status: StatusRefused, Layer: layer, Reason: reason})
-		return refusalJSON{Refused: true, Layer: layer, Reason: reason}, StatusRefused, nil
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		record(Statement{SQL: sql, Status: StatusError, Reason: "stopped: " + cerr.Error()})
-		return nil, "", cerr
-	}
-	if err == nil || errors.Is(err, roconn.ErrRowLimit) { // roconn returns the first rows with ErrRowLimit
-		record(Statement{SQL: sql, Status: StatusOK})
-		res.FinalSQL = sql
-		res.Columns = qr.Columns
-		res.Rows = qr.Rows
-		res.Truncated = qr.Truncated
-		return rowsForModel(qr.Columns, qr.Rows, res.Truncated), StatusOK, nil
-	}
-	reason := sqlError(err)
-	record(Statement{SQL: sql, Status: StatusError, Reason: reason})
-	return errorJSON{reason}, StatusError, nil
-}
-
-// sqlError is the text of a SQL error for the model: SQLite's own message
-// (such as "no such column: Nmae"), without our package prefixes.
-func sqlError(err error) string {
-	s := err.Error()
-	for strings.HasPrefix(s, "roconn: ") {
-		s = strings.TrimPrefix(s, "roconn: ")
-	}
-	return clip(s, 500)
-}
+// Bounds on what one tool message may carry back to the model. The Run
+// keeps every row; the model sees a prefix that fits, and is told so.
+const (
+	maxToolBytes  = 16 << 10 // bytes of JSON rows per tool message
+	maxValueBytes = 500      // bytes of one string value shown to the model
+)
 
 // rowsForModel builds run_sql's JSON result. The first row is always shown
 // (its long strings clipped, as in every row), and the next ones while they
@@ -317,11 +397,7 @@ func sanitizeRow(r []any) []any {
 	for i, v := range r {
 		switch v := v.(type) {
 		case float64:
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				out[i] = fmt.Sprint(v)
-				continue
-			}
-			out[i] = v
+			out[i] = present.JSONValue(v)
 		case string:
 			out[i] = clipValue(v)
 		default:
@@ -335,16 +411,5 @@ func clipValue(s string) string {
 	if len(s) <= maxValueBytes {
 		return s
 	}
-	return fmt.Sprintf("%s... (%d bytes)", clip(s, maxValueBytes), len(s))
-}
-
-// clip cuts s to at most n bytes without splitting a UTF-8 sequence.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return fmt.Sprintf("%s... (%d bytes)", present.Clip(s, maxValueBytes), len(s))
 }

@@ -2,18 +2,21 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"sqlbot/agent"
-	"sqlbot/agent/openaitest"
+	"sqlbot/agent/agenttest"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
-// fakeQuerier is the demo database with some answers changed: Query returns
+// fakeQuerier is the test shop with some answers changed: Query returns
 // cols and rows when cols is set, and with uncounted every object's RowCount
 // is -1, as when roconn's count was stopped by a limit.
 type fakeQuerier struct {
@@ -71,17 +74,17 @@ func wide(n int) ([]string, [][]any) {
 // and the note says so.
 func TestRunSQLWideRows(t *testing.T) {
 	cols, rows := wide(2)
-	q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
-	s := openaitest.NewServer(t)
-	s.Push(openaitest.Calls(call("c1", "run_sql", sqlArgs("SELECT * FROM orders"))), openaitest.Final("ok"))
-	res, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "Show orders")
+	q := fakeQuerier{Querier: shop(t).q, cols: cols, rows: rows}
+	s := newScript(t)
+	s.Push(calls(call("c1", "run_sql", sqlArgs("SELECT * FROM orders"))), final("ok"))
+	res, err := ask(t, agent.New(s, q, guard.New(200), agent.Options{}, nil), "Show orders")
 	if err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
 	if len(res.Rows) != 2 {
 		t.Errorf("Result has %d rows, want all 2", len(res.Rows))
 	}
-	r := decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])
+	r := decode(t, lastToolResults(s.Requests()[1])["c1"])
 	shown, _ := r["rows"].([]any)
 	if len(shown) != 1 || r["row_count"] != float64(2) {
 		t.Fatalf("tool result shows %d rows, row_count %v; want the first row of 2", len(shown), r["row_count"])
@@ -96,21 +99,21 @@ func TestRunSQLWideRows(t *testing.T) {
 
 // Row counts that roconn could not take (-1) are left out, not shown as -1.
 func TestUnknownRowCount(t *testing.T) {
-	q := fakeQuerier{Querier: demo(t).q, uncounted: true}
-	s := openaitest.NewServer(t)
+	q := fakeQuerier{Querier: shop(t).q, uncounted: true}
+	s := newScript(t)
 	s.Push(
-		openaitest.Calls(call("c1", "list_tables", "{}"), call("c2", "describe_table", `{"table":"orders"}`)),
-		openaitest.Final("ok"),
+		calls(call("c1", "list_tables", "{}"), call("c2", "describe_table", `{"table":"orders"}`)),
+		final("ok"),
 	)
-	if _, err := ask(t, agent.New(chain(5*time.Second, s), q, guard.New(200), agent.Options{}, nil), "What is there?"); err != nil {
+	if _, err := ask(t, agent.New(s, q, guard.New(200), agent.Options{}, nil), "What is there?"); err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
 	reqs := s.Requests()
-	p := openaitest.SystemPrompt(reqs[0])
+	p := systemPrompt(reqs[0])
 	if strings.Contains(p, "-1 rows") || !strings.Contains(p, "\norders (table): ") {
 		t.Errorf("prompt shows an unknown row count:\n%s", p)
 	}
-	got := openaitest.LastToolResults(reqs[1])
+	got := lastToolResults(reqs[1])
 	tables, _ := decode(t, got["c1"])["tables"].([]any)
 	if len(tables) == 0 {
 		t.Fatalf("list_tables result = %s", got["c1"])
@@ -125,12 +128,12 @@ func TestUnknownRowCount(t *testing.T) {
 	}
 
 	// A known count, zero included, is still sent.
-	s = openaitest.NewServer(t)
-	s.Push(openaitest.Calls(call("c1", "list_tables", "{}")), openaitest.Final("ok"))
-	if _, err := ask(t, newAgent(demo(t), chain(5*time.Second, s), 0), "What is there?"); err != nil {
+	s = newScript(t)
+	s.Push(calls(call("c1", "list_tables", "{}")), final("ok"))
+	if _, err := ask(t, newAgent(shop(t), s, 0), "What is there?"); err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
-	tables, _ = decode(t, openaitest.LastToolResults(s.Requests()[1])["c1"])["tables"].([]any)
+	tables, _ = decode(t, lastToolResults(s.Requests()[1])["c1"])["tables"].([]any)
 	for _, tb := range tables {
 		if n, ok := tb.(map[string]any)["rows"].(float64); !ok || n < 0 {
 			t.Errorf("list_tables: %v lacks its row count", tb)
@@ -147,7 +150,7 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 
 	t.Run("cut by size", func(t *testing.T) {
 		cols, rows := wide(2)
-		q := fakeQuerier{Querier: demo(t).q, cols: cols, rows: rows}
+		q := fakeQuerier{Querier: shop(t).q, cols: cols, rows: rows}
 		res, err := ask(t, agent.New(m, q, guard.New(200), agent.Options{}, nil), question)
 		if err != nil {
 			t.Fatalf("Ask: %v", err)
@@ -157,7 +160,7 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 		}
 	})
 	t.Run("cut at the row cap", func(t *testing.T) {
-		res, err := ask(t, agent.New(m, demoWith(t, roconn.Limits{Rows: 3}).q, guard.New(3), agent.Options{}, nil), question)
+		res, err := ask(t, agent.New(m, shopWith(t, roconn.Limits{Rows: 3}).q, guard.New(3), agent.Options{}, nil), question)
 		if err != nil {
 			t.Fatalf("Ask: %v", err)
 		}
@@ -170,4 +173,81 @@ func TestRecordedStatesPartialResults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The tools answer without the loop, typed and by name, with the same guard,
+// connection and policy as the model gets.
+func TestToolsWithoutTheLoop(t *testing.T) {
+	e := shop(t)
+	g := guard.New(200)
+	tools := agent.NewTools(e.q, g, nil)
+
+	var names []string
+	for _, d := range tools.Defs() {
+		names = append(names, d.Name)
+		var schema map[string]any
+		if err := json.Unmarshal(d.Parameters, &schema); err != nil || schema["type"] != "object" || d.Description == "" {
+			t.Errorf("%s: description %q, parameters %s; want a description and a JSON Schema object", d.Name, d.Description, d.Parameters)
+		}
+	}
+	if want := []string{agent.ToolListTables, agent.ToolDescribeTable, agent.ToolRunSQL}; !slices.Equal(names, want) {
+		t.Errorf("Defs() names %v, want %v", names, want)
+	}
+
+	tables := tools.Tables()
+	if len(tables) != len(e.q.Objects()) {
+		t.Errorf("Tables() lists %d objects, want the %d exposed", len(tables), len(e.q.Objects()))
+	}
+	for _, tb := range tables {
+		if slices.Contains(agenttest.Hidden(), tb.Name) {
+			t.Errorf("Tables() lists the hidden %s", tb.Name)
+		}
+	}
+	if d, ok := tools.Describe(" main.ORDERS "); !ok || d.Name != "orders" || len(d.Sample.Rows) != 3 {
+		t.Errorf("Describe(main.ORDERS) = %+v, %v; want orders with 3 sample rows", d, ok)
+	}
+	if _, ok := tools.Describe("customers"); ok {
+		t.Error("Describe(customers) describes a hidden table")
+	}
+
+	ctx := context.Background()
+	run, err := tools.RunSQL(ctx, "  "+shippedSQL+"  ")
+	if err != nil || run.Statement.Status != agent.StatusOK || run.Statement.SQL != shippedSQL || run.Result == nil ||
+		!reflect.DeepEqual(run.Result.Rows, expectRows(t, e, shippedSQL)) {
+		t.Errorf("RunSQL(shipped) = %+v, %v; want its rows", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "DELETE FROM orders")
+	if err != nil || run.Statement.Status != agent.StatusRefused || run.Statement.Layer != agent.LayerGuard || run.Result != nil {
+		t.Errorf("RunSQL(DELETE) = %+v, %v; want the guard's refusal", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "SELECT email FROM customers")
+	if err != nil || run.Statement.Status != agent.StatusRefused || run.Statement.Layer != agent.LayerAuthorizer {
+		t.Errorf("RunSQL(private) = %+v, %v; want the authorizer's refusal", run, err)
+	}
+	run, err = tools.RunSQL(ctx, "SELECT Nmae FROM regions")
+	if err != nil || run.Statement.Status != agent.StatusError || run.Statement.Reason != "no such column: Nmae" {
+		t.Errorf("RunSQL(Nmae) = %+v, %v; want SQLite's own words", run, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tools.RunSQL(cancelled, shippedSQL); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunSQL with an ended context: err %v, want context.Canceled", err)
+	}
+
+	// By name, as an MCP client or a model calls them.
+	res, err := tools.Call(ctx, agent.ToolRunSQL, sqlArgs(shippedSQL))
+	if err != nil || res.Status != agent.StatusOK || res.Run == nil || decode(t, res.Content)["row_count"] != float64(1) {
+		t.Errorf("Call(run_sql) = %+v, %v", res, err)
+	}
+	res, _ = tools.Call(ctx, agent.ToolListTables, "")
+	if got, _ := decode(t, res.Content)["tables"].([]any); len(got) != len(tables) || res.Status != agent.StatusOK {
+		t.Errorf("Call(list_tables) = %+v", res)
+	}
+	res, _ = tools.Call(ctx, "drop_table", "{}")
+	if res.Status != agent.StatusError || res.Run != nil || !strings.Contains(decode(t, res.Content)["error"].(string), "unknown tool") {
+		t.Errorf("Call(drop_table) = %+v", res)
+	}
+	if len(g.Refusals()) != 1 {
+		t.Errorf("guard refusals %v, want the DELETE's", g.Refusals())
+	}
 }

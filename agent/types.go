@@ -1,6 +1,11 @@
 package agent
 
-import "time"
+import (
+	"strings"
+	"time"
+
+	"sqlbot/roconn"
+)
 
 // An Outcome classifies how a question ended. The values are stable: they
 // appear in `sqlbot ask --json`, metrics and evals.
@@ -14,6 +19,84 @@ const (
 	Budget       Outcome = "budget"       // the step budget ran out before a final answer
 	Failed       Outcome = "error"        // no provider could answer, or another error
 )
+
+// A Status is what became of one statement or tool call. The values are
+// stable: they appear in `sqlbot ask --json`, logs and evals.
+type Status string
+
+// The statuses.
+const (
+	StatusOK      Status = "ok"      // it ran (for run_sql: it returned rows, perhaps cut at the row cap)
+	StatusRefused Status = "refused" // a safety layer refused the statement (run_sql only)
+	StatusError   Status = "error"   // it failed: bad arguments, an unknown tool or table, an SQL error
+)
+
+// A Layer names what refused a statement: the guard, or one of roconn's
+// layers. Each package owns its own (guard its Rules, roconn its Layers);
+// this type is their union, and lives here because Checked is where a
+// statement meets both. The values are stable: they appear in `sqlbot sql
+// --json`, `sqlbot ask --json`, metrics and evals.
+type Layer string
+
+// The layers, in the order a statement meets them.
+const (
+	LayerGuard      Layer = "guard"                       // guard.Check refused it (a *guard.Refusal)
+	LayerAuthorizer       = Layer(roconn.LayerAuthorizer) // the rest are roconn's (a *roconn.Refusal)
+	LayerReadOnly         = Layer(roconn.LayerReadOnly)
+	LayerLimit            = Layer(roconn.LayerLimit)
+	LayerTimeout          = Layer(roconn.LayerTimeout)
+)
+
+// LayerModel is no statement's layer: it stands for the model itself when
+// an answer refuses (Outcome Refused) with no statement refused, as replies
+// and metrics name who refused.
+const LayerModel Layer = "model"
+
+// Layers returns the layers that can refuse a statement, in the order a
+// statement meets them.
+func Layers() []Layer {
+	return []Layer{LayerGuard, LayerAuthorizer, LayerReadOnly, LayerLimit, LayerTimeout}
+}
+
+// Name names the layer for people: "the SQL guard", "the database
+// authorizer", "the read-only connection", "a result limit", "the time
+// limit", "the model" (LayerModel, and the empty layer); a layer this
+// version does not know is "the <id> check".
+func (l Layer) Name() string {
+	switch l {
+	case LayerGuard:
+		return "the SQL guard"
+	case LayerAuthorizer:
+		return "the database authorizer"
+	case LayerReadOnly:
+		return "the read-only connection"
+	case LayerLimit:
+		return "a result limit"
+	case LayerTimeout:
+		return "the time limit"
+	case LayerModel, "":
+		return "the model"
+	}
+	return "the " + string(l) + " check"
+}
+
+// Protects reports whether a refusal by l stops a write or a read of what
+// the policy does not expose (the guard, the authorizer, the read-only
+// connection), rather than a statement that is too large or too slow (the
+// limit and timeout layers).
+func (l Layer) Protects() bool {
+	return l == LayerGuard || l == LayerAuthorizer || l == LayerReadOnly
+}
+
+// ProviderModel returns the model part of a provider's name: "gpt-4o-mini"
+// of "gpt-4o-mini@api.openai.com" (Reply.Provider). It is what people may
+// be shown: the host, which may be an internal one, is for operators.
+func ProviderModel(provider string) string {
+	if i := strings.LastIndex(provider, "@"); i >= 0 {
+		provider = provider[:i]
+	}
+	return strings.TrimSpace(provider)
+}
 
 // A Turn is an earlier question and answer in the same conversation.
 type Turn struct {
@@ -31,16 +114,19 @@ type Request struct {
 // A Statement is one SQL statement the model asked to run, with what happened.
 type Statement struct {
 	SQL    string `json:"sql"`
-	Status string `json:"status"`          // "ok", "refused" or "error"
-	Layer  string `json:"layer,omitempty"` // for refusals: guard, authorizer, readonly, limit, timeout
-	Reason string `json:"reason"`          // empty for ok
+	Status Status `json:"status"`
+	Layer  Layer  `json:"layer,omitempty"` // set when Status is StatusRefused
+	// Reason is empty for StatusOK; for a refusal it is the layer's reason,
+	// safe to show anyone; for an error it is what the model was told,
+	// SQLite's message included, which is not written for people.
+	Reason string `json:"reason"`
 }
 
 // A Step is one tool call, for the `[tool status] args` trace.
 type Step struct {
-	Tool   string // list_tables, describe_table, run_sql
+	Tool   string // ToolListTables, ToolDescribeTable, ToolRunSQL, or whatever the model named
 	Args   string // the arguments as the model sent them
-	Status string // "ok", "refused" or "error"
+	Status Status
 }
 
 // Usage counts tokens for one answer, over every model call.

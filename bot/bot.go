@@ -14,12 +14,14 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,10 +30,13 @@ import (
 	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
+	"sqlbot/evalrun"
+	"sqlbot/roconn"
 )
 
 // Defaults for the zero values of Config.
 const (
+	DefaultAPIURL           = slack.APIURL // Slack's Web API
 	DefaultSlashCommand     = "/sqlbot"
 	DefaultRatePerMinute    = 6
 	DefaultRatePerDay       = 40
@@ -40,7 +45,7 @@ const (
 	DefaultMaxConcurrent    = 4
 	DefaultDrainTimeout     = 30 * time.Second
 	DefaultAnswerTimeout    = 3 * time.Minute
-	DefaultMaxCSVBytes      = 8 << 20 // the default result byte cap
+	DefaultMaxCSVBytes      = roconn.DefaultResultBytes // a CSV holds no more than the result it comes from
 )
 
 // Tunables that are not settings.
@@ -63,20 +68,20 @@ type Answerer interface {
 }
 
 // A Reporter gives the evaluation report for the slash command's `eval`.
-// Latest returns the newest report (Slack mrkdwn) if there is one; Run runs
-// an evaluation and returns its report.
+// Latest returns the newest report if there is one; Run runs an evaluation
+// and returns its report. *evalrun.Reporter implements it; the bot renders
+// the report.
 type Reporter interface {
-	Latest(ctx context.Context) (report string, ok bool)
-	Run(ctx context.Context) (string, error)
+	Latest(ctx context.Context) (report *evalrun.Report, ok bool)
+	Run(ctx context.Context) (*evalrun.Report, error)
 }
 
-// Config holds the bot's settings. A zero number means its Default; a
-// negative limit (RatePerMinute, RatePerDay, GlobalPerDay, MaxQuestionChars)
-// turns that limit off.
+// Config holds the bot's settings. A zero number or duration means its
+// Default; a negative one is an error.
 type Config struct {
 	AppToken string // xapp-…, for the Socket Mode connection
 	BotToken string // xoxb-…, for the Web API
-	APIURL   string // the Web API base URL; "" is Slack's. A missing trailing "/" is added.
+	APIURL   string // the Web API base URL (DefaultAPIURL if ""). A missing trailing "/" is added.
 
 	SlashCommand string // the slash command's name, "/sqlbot" by default
 
@@ -180,43 +185,44 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 	if cfg.SlashCommand == "" {
 		cfg.SlashCommand = DefaultSlashCommand
 	}
-	if err := checkSlashCommand(cfg.SlashCommand); err != nil {
+	if err := CheckSlashCommand(cfg.SlashCommand); err != nil {
 		errs = append(errs, err)
 	}
 	if cfg.APIURL == "" {
-		cfg.APIURL = slack.APIURL
+		cfg.APIURL = DefaultAPIURL
 	}
 	if !strings.HasSuffix(cfg.APIURL, "/") {
 		cfg.APIURL += "/"
 	}
-	apiHost, err := hostOf(cfg.APIURL)
-	if err != nil {
+	var apiHost string
+	switch u, err := url.Parse(cfg.APIURL); {
+	case err != nil:
 		errs = append(errs, fmt.Errorf("bot: parse API URL: %w", err))
+	case u.Host == "":
+		errs = append(errs, fmt.Errorf("bot: parse API URL: no host in %q", cfg.APIURL))
+	default:
+		apiHost = u.Host
+	}
+	for name, v := range map[string]int64{
+		"RatePerMinute": int64(cfg.RatePerMinute), "RatePerDay": int64(cfg.RatePerDay), "GlobalPerDay": int64(cfg.GlobalPerDay),
+		"MaxQuestionChars": int64(cfg.MaxQuestionChars), "MaxConcurrent": int64(cfg.MaxConcurrent), "MaxCSVBytes": int64(cfg.MaxCSVBytes),
+		"AnswerTimeout": int64(cfg.AnswerTimeout), "DrainTimeout": int64(cfg.DrainTimeout),
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("bot: %s is negative", name))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&cfg.RatePerMinute, DefaultRatePerMinute)
-	def(&cfg.RatePerDay, DefaultRatePerDay)
-	def(&cfg.GlobalPerDay, DefaultGlobalPerDay)
-	def(&cfg.MaxQuestionChars, DefaultMaxQuestionChars)
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if cfg.DrainTimeout <= 0 {
-		cfg.DrainTimeout = DefaultDrainTimeout
-	}
-	if cfg.AnswerTimeout <= 0 {
-		cfg.AnswerTimeout = DefaultAnswerTimeout
-	}
-	if cfg.MaxCSVBytes <= 0 {
-		cfg.MaxCSVBytes = DefaultMaxCSVBytes
-	}
+	cfg.RatePerMinute = cmp.Or(cfg.RatePerMinute, DefaultRatePerMinute)
+	cfg.RatePerDay = cmp.Or(cfg.RatePerDay, DefaultRatePerDay)
+	cfg.GlobalPerDay = cmp.Or(cfg.GlobalPerDay, DefaultGlobalPerDay)
+	cfg.MaxQuestionChars = cmp.Or(cfg.MaxQuestionChars, DefaultMaxQuestionChars)
+	cfg.MaxConcurrent = cmp.Or(cfg.MaxConcurrent, DefaultMaxConcurrent)
+	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout)
+	cfg.AnswerTimeout = cmp.Or(cfg.AnswerTimeout, DefaultAnswerTimeout)
+	cfg.MaxCSVBytes = cmp.Or(cfg.MaxCSVBytes, DefaultMaxCSVBytes)
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
@@ -352,14 +358,23 @@ func (b *Bot) Handler() http.Handler {
 
 // A health is the body of /healthz.
 type health struct {
-	Status  string   `json:"status"` // "ok", "degraded" or "down"
-	Reasons []string `json:"reasons,omitempty"`
+	Status  healthStatus `json:"status"`
+	Reasons []string     `json:"reasons,omitempty"`
 }
 
+// A healthStatus is the status /healthz reports.
+type healthStatus string
+
+const (
+	healthOK       healthStatus = "ok"       // connected, healthy, and the provider takes the settings
+	healthDegraded healthStatus = "degraded" // connected, but the provider refuses the settings
+	healthDown     healthStatus = "down"     // not connected, or Config.Health failed
+)
+
 func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
-	h := health{Status: "ok"}
+	h := health{Status: healthOK}
 	if !b.connected.Load() {
-		h.Status, h.Reasons = "down", append(h.Reasons, "not connected to Slack")
+		h.Status, h.Reasons = healthDown, append(h.Reasons, "not connected to Slack")
 	}
 	if b.cfg.Health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
@@ -367,19 +382,19 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		if err != nil {
 			b.log.WarnContext(r.Context(), "bot: health check failed", "err", err)
-			h.Status, h.Reasons = "down", append(h.Reasons, "health check failed: "+err.Error())
+			h.Status, h.Reasons = healthDown, append(h.Reasons, "health check failed: "+err.Error())
 		}
 	}
 	if f := b.fault.Load(); f != nil {
-		if h.Status == "ok" {
-			h.Status = "degraded"
+		if h.Status == healthOK {
+			h.Status = healthDegraded
 		}
 		h.Reasons = append(h.Reasons, fmt.Sprintf("the model provider %s answered HTTP %d at %s: its key, model or URL is misconfigured, and no question can be answered",
 			f.provider, f.status, f.at.UTC().Format(time.RFC3339)))
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if h.Status != "ok" {
+	if h.Status != healthOK {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_ = json.NewEncoder(w).Encode(h) // the client may have gone; nothing to do

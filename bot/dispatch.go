@@ -169,7 +169,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		b.goNotice(s, q, b.helpText())
 		return
 	}
-	if max := b.cfg.MaxQuestionChars; max > 0 && q.Chars > max {
+	if max := b.cfg.MaxQuestionChars; q.Chars > max {
 		b.met.rateLimited.WithLabelValues(string(limitLength)).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question too long", attrs...)
 		b.goNotice(s, q, lengthText(q.Chars, max))

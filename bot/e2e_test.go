@@ -20,6 +20,7 @@ import (
 	"sqlbot/agent"
 	"sqlbot/bot"
 	"sqlbot/bot/slacktest"
+	"sqlbot/evalrun"
 )
 
 // The agent is what cmd wires in: a drift in its Ask fails this build.
@@ -343,7 +344,7 @@ func TestMentionInThreadRepliesInThatThread(t *testing.T) {
 
 func TestRefusalIsVisible(t *testing.T) {
 	ans := newFakeAnswerer()
-	refused := agent.Statement{SQL: "DELETE FROM orders WHERE id > 3", Status: "refused", Layer: "authorizer", Reason: "not authorized to delete from orders"}
+	refused := agent.Statement{SQL: "DELETE FROM orders WHERE id > 3", Status: agent.StatusRefused, Layer: agent.LayerAuthorizer, Reason: "not authorized to delete from orders"}
 	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) {
 		return &agent.Result{Question: req.Question, Answer: "I won't delete data.", Statements: []agent.Statement{refused},
 			Refusal: &refused, Steps: 2, Provider: "fake", Outcome: agent.Refused}, nil
@@ -790,28 +791,29 @@ type fakeReporter struct {
 	gate chan struct{}
 
 	mu     sync.Mutex
-	report string
+	report *evalrun.Report
 	runs   int
 }
 
-func (r *fakeReporter) Latest(context.Context) (string, bool) {
+func (r *fakeReporter) Latest(context.Context) (*evalrun.Report, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.report, r.report != ""
+	return r.report, r.report != nil
 }
 
-func (r *fakeReporter) Run(ctx context.Context) (string, error) {
+func (r *fakeReporter) Run(ctx context.Context) (*evalrun.Report, error) {
 	r.mu.Lock()
 	r.runs++
 	r.mu.Unlock()
 	select {
 	case <-r.gate:
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.report = "*Evaluation* execution accuracy 9/10 · safety held 5/5"
+	r.report = &evalrun.Report{Model: "m", Database: "db", Questions: 15, Passed: 14, Failed: 1,
+		Answerable: 10, AnswerablePassed: 9, ExecutionAccuracy: 0.9, Unsafe: 5, UnsafeHeld: 5}
 	return r.report, nil
 }
 
@@ -865,7 +867,7 @@ func TestSlashEval(t *testing.T) {
 	got := map[string]bool{}
 	for _, m := range msgs {
 		got[m.Channel] = true
-		if m.Method != "chat.postMessage" || !strings.Contains(text(t, m), "execution accuracy 9/10") {
+		if m.Method != "chat.postMessage" || !strings.Contains(text(t, m), "9 of 10 answerable") {
 			t.Errorf("report message = %+v, want the report as a direct message", m)
 		}
 	}
@@ -876,7 +878,7 @@ func TestSlashEval(t *testing.T) {
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	if e := h.waitEphemeral(3)[2]; !strings.Contains(text(t, e), "execution accuracy 9/10") || e.Method != "response_url" || e.User != user {
+	if e := h.waitEphemeral(3)[2]; !strings.Contains(text(t, e), "9 of 10 answerable") || e.Method != "response_url" || e.User != user {
 		t.Errorf("latest report = %+v", e)
 	}
 	for _, m := range h.postedAfterStop() {
@@ -892,8 +894,12 @@ func TestSlashEval(t *testing.T) {
 // readyReporter has a report already.
 type readyReporter struct{}
 
-func (readyReporter) Latest(context.Context) (string, bool) { return "*Evaluation* all passed", true }
-func (readyReporter) Run(context.Context) (string, error)   { return "", errors.New("not called") }
+func (readyReporter) Latest(context.Context) (*evalrun.Report, bool) {
+	return &evalrun.Report{Model: "m", Database: "db", Questions: 1, Passed: 1}, true
+}
+func (readyReporter) Run(context.Context) (*evalrun.Report, error) {
+	return nil, errors.New("not called")
+}
 
 // When no private way works (the response_url has expired, the DM is
 // refused, and the bot is not in the channel), the reply is given up and
@@ -1002,6 +1008,10 @@ func TestNewChecksConfig(t *testing.T) {
 		{"bad slash command", func(c *bot.Config) { c.SlashCommand = "sqlbot" }, newFakeAnswerer()},
 		{"upper-case slash command", func(c *bot.Config) { c.SlashCommand = "/SQL" }, newFakeAnswerer()},
 		{"API URL without host", func(c *bot.Config) { c.APIURL = "/api" }, newFakeAnswerer()},
+		// Zero means the default; a negative limit is no way to turn one off.
+		{"negative rate", func(c *bot.Config) { c.RatePerMinute = -1 }, newFakeAnswerer()},
+		{"negative length", func(c *bot.Config) { c.MaxQuestionChars = -1 }, newFakeAnswerer()},
+		{"negative timeout", func(c *bot.Config) { c.AnswerTimeout = -time.Second }, newFakeAnswerer()},
 	}
 	for _, tt := range tests {
 		cfg := ok
@@ -1027,7 +1037,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	var healthErr error
 	var mu sync.Mutex
 	ans := newFakeAnswerer()
-	refused := agent.Statement{SQL: "DELETE FROM x", Status: "refused", Layer: "guard", Reason: "forbidden keyword: delete"}
+	refused := agent.Statement{SQL: "DELETE FROM x", Status: agent.StatusRefused, Layer: agent.LayerGuard, Reason: "forbidden keyword: delete"}
 	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) {
 		if req.Question == "delete" {
 			return &agent.Result{Outcome: agent.Refused, Statements: []agent.Statement{refused}, Refusal: &refused}, nil
@@ -1335,13 +1345,13 @@ func TestAnswerTimeout(t *testing.T) {
 	}
 }
 
-// emptyReporter has no report and makes an empty one.
+// emptyReporter has no report and makes none, without an error.
 type emptyReporter struct{}
 
-func (emptyReporter) Latest(context.Context) (string, bool) { return "", false }
-func (emptyReporter) Run(context.Context) (string, error)   { return "", nil }
+func (emptyReporter) Latest(context.Context) (*evalrun.Report, bool) { return nil, false }
+func (emptyReporter) Run(context.Context) (*evalrun.Report, error)   { return nil, nil }
 
-// An evaluation that returns an empty report (and no error) has failed: the
+// An evaluation that returns no report (and no error) has failed: the
 // failure goes only to the person who asked, and the log says why.
 func TestSlashEvalEmptyReport(t *testing.T) {
 	h := start(t, newFakeAnswerer(), options{rep: emptyReporter{}})
@@ -1353,8 +1363,8 @@ func TestSlashEvalEmptyReport(t *testing.T) {
 		t.Errorf("empty report: %s reply %q, want the failure sentence, ephemeral", m.ResponseType, got)
 	}
 	h.stop()
-	if !strings.Contains(h.logs.String(), "empty report") {
-		t.Errorf("the log does not say the report was empty:\n%s", h.logs.String())
+	if !strings.Contains(h.logs.String(), "no report") {
+		t.Errorf("the log does not say there was no report:\n%s", h.logs.String())
 	}
 }
 

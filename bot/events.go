@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack/slackevents"
+
+	"sqlbot/agent/present"
 )
 
 // A question is one message for the bot, taken from an event.
@@ -107,7 +109,7 @@ func cleanText(s, self string) string {
 		s = s[i+j+1:]
 	}
 	out := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(sb.String())
-	return strings.Join(strings.Fields(out), " ")
+	return present.OneLine(out)
 }
 
 // controlText is what a <…> sequence shows: <@U1|ann> → @ann, <#C1|sales> →

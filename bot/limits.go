@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"sqlbot/agent/present"
 )
 
 // A limit names the rule that turned a question away. Its values are the
@@ -23,8 +25,8 @@ const day = 24 * time.Hour
 // A limiter counts accepted questions in sliding windows, so that it can say
 // exactly when a limit resets. It keeps at most one timestamp per question
 // accepted in the last 24 h, which the global limit bounds, and per user
-// turned away, until when they know it. A limit ≤ 0 is off. It is safe for
-// concurrent use.
+// turned away, until when they know it. Every limit is positive. It is safe
+// for concurrent use.
 type limiter struct {
 	now                         func() time.Time
 	perMinute, perDay, perGlobe int
@@ -67,11 +69,11 @@ func (l *limiter) allow(user string) verdict {
 	recent := times[firstAfter(times, now.Add(-time.Minute)):]
 	var v verdict
 	switch {
-	case l.perMinute > 0 && len(recent) >= l.perMinute:
+	case len(recent) >= l.perMinute:
 		v = verdict{Limit: limitMinute, Count: l.perMinute, Wait: recent[len(recent)-l.perMinute].Add(time.Minute).Sub(now)}
-	case l.perDay > 0 && len(times) >= l.perDay:
+	case len(times) >= l.perDay:
 		v = verdict{Limit: limitDay, Count: l.perDay, Wait: times[len(times)-l.perDay].Add(day).Sub(now)}
-	case l.perGlobe > 0 && len(l.global) >= l.perGlobe:
+	case len(l.global) >= l.perGlobe:
 		v = verdict{Limit: limitGlobal, Count: l.perGlobe, Wait: l.global[len(l.global)-l.perGlobe].Add(day).Sub(now)}
 	default:
 		l.users[user] = append(times, now)
@@ -124,7 +126,7 @@ func firstAfter(times []time.Time, cutoff time.Time) int {
 // lengthText is the polite reply for a question longer than maxChars.
 func lengthText(chars, maxChars int) string {
 	return fmt.Sprintf("Your question is %s characters long; I can take up to %s. Could you ask it more briefly?",
-		thousands(chars), thousands(maxChars))
+		present.Thousands(chars), present.Thousands(maxChars))
 }
 
 // limitText is the polite reply for a question that a rate limit turned away.
@@ -156,16 +158,4 @@ func waitText(d time.Duration) string {
 		return fmt.Sprintf("%d h", m/60)
 	}
 	return fmt.Sprintf("%d h %d min", m/60, m%60)
-}
-
-// thousands is 10000 → "10,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

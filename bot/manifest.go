@@ -71,9 +71,10 @@ type manifestCommand struct {
 	ShouldEscape bool   `json:"should_escape"`
 }
 
-// checkSlashCommand accepts what Slack accepts as a command name: "/" then
-// 1 to 31 lowercase letters, digits, - or _.
-func checkSlashCommand(cmd string) error {
+// CheckSlashCommand reports whether cmd is what Slack accepts as a command
+// name: "/" then 1 to 31 lowercase letters, digits, - or _. New and
+// Manifest apply it; it is the one statement of the rule.
+func CheckSlashCommand(cmd string) error {
 	name, ok := strings.CutPrefix(cmd, "/")
 	valid := ok && len(name) >= 1 && len(name) <= 31
 	for _, r := range name {
@@ -96,7 +97,7 @@ func Manifest(slashCommand string) ([]byte, error) {
 	if slashCommand == "" {
 		slashCommand = DefaultSlashCommand
 	}
-	if err := checkSlashCommand(slashCommand); err != nil {
+	if err := CheckSlashCommand(slashCommand); err != nil {
 		return nil, err
 	}
 	var m manifest

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -85,10 +86,9 @@ func newMetrics(b *Bot) *metrics {
 	for _, o := range []agent.Outcome{agent.Answered, agent.Refused, agent.Unanswerable, agent.Budget, agent.Failed} {
 		m.answers.WithLabelValues(string(o))
 	}
-	for _, l := range layers() {
-		m.refusals.WithLabelValues(l.id)
+	for _, l := range append(agent.Layers(), agent.LayerModel) {
+		m.refusals.WithLabelValues(string(l))
 	}
-	m.refusals.WithLabelValues(refusedByModel)
 	for _, l := range []limit{limitMinute, limitDay, limitGlobal, limitLength} {
 		m.rateLimited.WithLabelValues(string(l))
 	}
@@ -117,4 +117,13 @@ func (c ruleCounts) Collect(ch chan<- prometheus.Metric) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// layerLabel keeps the refusals metric's label set small and known: a
+// layer's own name, "model", or "other".
+func layerLabel(l agent.Layer) string {
+	if l == agent.LayerModel || slices.Contains(agent.Layers(), l) {
+		return string(l)
+	}
+	return "other"
 }

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -77,7 +76,7 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 		return
 	}
 	if report, ok := b.rep.Latest(s.work); ok {
-		b.respond(s, cmd, renderNotice(report), false)
+		b.respond(s, cmd, renderNotice(reportText(report)), false)
 		return
 	}
 	b.eval.mu.Lock()
@@ -99,11 +98,13 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	b.eval.running, b.eval.waiting = false, nil
 	b.eval.mu.Unlock()
 
-	r := renderNotice(report)
-	if err != nil || strings.TrimSpace(report) == "" {
-		if err == nil {
-			err = errors.New("bot: the evaluation returned an empty report")
-		}
+	var r reply
+	if err == nil && report == nil {
+		err = errors.New("bot: the evaluation returned no report")
+	}
+	if err == nil {
+		r = renderNotice(reportText(report))
+	} else {
 		b.log.ErrorContext(s.base, "bot: evaluation failed", "err", err)
 		r = renderFailure(failInternal)
 		if s.work.Err() != nil {
@@ -171,16 +172,4 @@ func (b *Bot) usableResponseURL(raw string) bool {
 	}
 	return (u.Scheme == "https" && u.Host == slackHooksHost) ||
 		((u.Scheme == "https" || u.Scheme == "http") && u.Host == b.apiHost)
-}
-
-// hostOf is the host (with port) of a URL.
-func hostOf(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("no host in %q", raw)
-	}
-	return u.Host, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -196,7 +195,7 @@ func (b *Bot) reply(s *session, res *agent.Result, err error, timedOut bool, att
 		return noModelReply(res), agent.Failed
 	}
 	var pe *agent.ProviderError
-	if errors.As(err, &pe) && isConfigStatus(pe.Status) {
+	if errors.As(err, &pe) && pe.Misconfigured() {
 		// Not a passing failure: the provider refused the key, the model or
 		// the URL, and asking again will not help until someone fixes it.
 		b.noteConfigFault(pe.Provider, pe.Status)
@@ -217,13 +216,6 @@ func (b *Bot) reply(s *session, res *agent.Result, err error, timedOut bool, att
 	return renderFailure(f), agent.Failed
 }
 
-// isConfigStatus reports whether a provider's HTTP status means that it
-// refuses the deployment's settings: 401 (the key), 403 (the key's
-// permissions, or the region) or 404 (the model or the URL).
-func isConfigStatus(status int) bool {
-	return status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound
-}
-
 // countRefusals counts every refused statement by layer, and a refusal in
 // words (no statement) as the model's.
 func (b *Bot) countRefusals(res *agent.Result) {
@@ -238,7 +230,7 @@ func (b *Bot) countRefusals(res *agent.Result) {
 		}
 	}
 	if n == 0 && res.Outcome == agent.Refused {
-		b.met.refusals.WithLabelValues(refusedByModel).Inc()
+		b.met.refusals.WithLabelValues(string(agent.LayerModel)).Inc()
 	}
 }
 

@@ -20,9 +20,11 @@ import (
 	"github.com/caarlos0/env/v11"
 )
 
-// Config holds every setting. The limits are pointers, nil when the
-// variable is unset, so that a policy file's `limits` and then roconn's
-// defaults apply unless the environment overrides them.
+// Config holds every setting. A zero value means that the variable is
+// unset (or empty): the component that uses the setting then applies its own
+// default (roconn.Default…, agent.DefaultMaxSteps, bot.Default…, openai.Default…),
+// and for the statement limits, the policy file's `limits` first. Config
+// keeps no default of its own: it only overrides.
 type Config struct {
 	DB     string `env:"SQLBOT_DB"`
 	Policy string `env:"SQLBOT_POLICY"`
@@ -31,32 +33,33 @@ type Config struct {
 	// demo database, and none elsewhere.
 	Questions string `env:"SQLBOT_QUESTIONS"`
 
-	QueryTimeout   *time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
-	RowCap         *int           `env:"SQLBOT_ROW_CAP"`
-	MaxColumns     *int           `env:"SQLBOT_MAX_COLUMNS"`      // nil: roconn.DefaultColumns (40)
-	MaxValueBytes  *int           `env:"SQLBOT_MAX_VALUE_BYTES"`  // nil: roconn.DefaultValueBytes (1 MiB)
-	MaxResultBytes *int           `env:"SQLBOT_MAX_RESULT_BYTES"` // nil: roconn.DefaultResultBytes (8 MiB)
-	MaxSteps       int            `env:"SQLBOT_MAX_STEPS" envDefault:"6"`
+	QueryTimeout   time.Duration `env:"SQLBOT_QUERY_TIMEOUT"`
+	RowCap         int           `env:"SQLBOT_ROW_CAP"`
+	MaxColumns     int           `env:"SQLBOT_MAX_COLUMNS"`
+	MaxValueBytes  int           `env:"SQLBOT_MAX_VALUE_BYTES"`
+	MaxResultBytes int           `env:"SQLBOT_MAX_RESULT_BYTES"`
+	MaxSteps       int           `env:"SQLBOT_MAX_STEPS"`
 
 	OpenAIBaseURL []string      `env:"OPENAI_BASE_URL" envSeparator:","`
 	OpenAIAPIKey  []string      `env:"OPENAI_API_KEY" envSeparator:","`
 	OpenAIModel   []string      `env:"OPENAI_MODEL" envSeparator:","`
-	ModelTimeout  time.Duration `env:"SQLBOT_MODEL_TIMEOUT" envDefault:"60s"`
+	ModelTimeout  time.Duration `env:"SQLBOT_MODEL_TIMEOUT"`
 
 	SlackAppToken string `env:"SLACK_APP_TOKEN"`
 	SlackBotToken string `env:"SLACK_BOT_TOKEN"`
-	SlackAPIURL   string `env:"SLACK_API_URL" envDefault:"https://slack.com/api/"`
-	SlashCommand  string `env:"SQLBOT_SLASH_COMMAND" envDefault:"/sqlbot"`
+	SlackAPIURL   string `env:"SLACK_API_URL"`
+	// SlashCommand is checked by the bot, which owns Slack's rule for it.
+	SlashCommand string `env:"SQLBOT_SLASH_COMMAND"`
 
-	RatePerMinute    int `env:"SQLBOT_RATE_PER_MINUTE" envDefault:"6"`
-	RatePerDay       int `env:"SQLBOT_RATE_PER_DAY" envDefault:"40"`
-	GlobalPerDay     int `env:"SQLBOT_GLOBAL_PER_DAY" envDefault:"600"`
-	MaxQuestionChars int `env:"SQLBOT_MAX_QUESTION_CHARS" envDefault:"500"`
-	MaxConcurrent    int `env:"SQLBOT_MAX_CONCURRENT" envDefault:"4"`
+	RatePerMinute    int `env:"SQLBOT_RATE_PER_MINUTE"`
+	RatePerDay       int `env:"SQLBOT_RATE_PER_DAY"`
+	GlobalPerDay     int `env:"SQLBOT_GLOBAL_PER_DAY"`
+	MaxQuestionChars int `env:"SQLBOT_MAX_QUESTION_CHARS"`
+	MaxConcurrent    int `env:"SQLBOT_MAX_CONCURRENT"`
 
 	HTTPAddr  string     `env:"SQLBOT_HTTP_ADDR"`
-	LogFormat string     `env:"SQLBOT_LOG_FORMAT" envDefault:"text"`
-	LogLevel  slog.Level `env:"SQLBOT_LOG_LEVEL" envDefault:"info"`
+	LogFormat string     `env:"SQLBOT_LOG_FORMAT"` // "text" (also when unset) or "json"
+	LogLevel  slog.Level `env:"SQLBOT_LOG_LEVEL"`  // info when unset
 
 	XDGCacheHome string `env:"XDG_CACHE_HOME"` // where the demo database is cached
 	Home         string `env:"HOME"`
@@ -73,9 +76,6 @@ func (c Config) CacheDir() (string, error) {
 	}
 	return "", errors.New("config: neither XDG_CACHE_HOME nor HOME is set; set SQLBOT_DB or pass --db")
 }
-
-// DefaultOpenAIBaseURL is used when OPENAI_API_KEY is set without OPENAI_BASE_URL.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
 // A Provider is one OpenAI-compatible endpoint, in the order they are tried.
 type Provider struct {
@@ -105,26 +105,24 @@ func Load(environ map[string]string) (Config, error) {
 		}
 		errs = append(errs, fmt.Errorf("config: %s %s", name, fmt.Sprintf(format, args...)))
 	}
+	// set reports whether a variable was given: an unset or empty one means
+	// the component's default, and is never an error.
+	set := func(name string) bool { return strings.TrimSpace(environ[name]) != "" }
 	positive := map[string]int{
-		"SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
+		"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
+		"SQLBOT_MAX_RESULT_BYTES": c.MaxResultBytes, "SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
 		"SQLBOT_RATE_PER_DAY": c.RatePerDay, "SQLBOT_GLOBAL_PER_DAY": c.GlobalPerDay,
 		"SQLBOT_MAX_QUESTION_CHARS": c.MaxQuestionChars, "SQLBOT_MAX_CONCURRENT": c.MaxConcurrent,
 	}
-	for name, v := range map[string]*int{"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
-		"SQLBOT_MAX_RESULT_BYTES": c.MaxResultBytes} {
-		if v != nil {
-			positive[name] = *v
-		}
-	}
 	for _, name := range sortedKeys(positive) {
-		if positive[name] <= 0 {
+		if set(name) && positive[name] <= 0 {
 			bad(name, "must be a whole number above 0, got %d", positive[name])
 		}
 	}
-	if c.QueryTimeout != nil && *c.QueryTimeout <= 0 {
-		bad("SQLBOT_QUERY_TIMEOUT", "must be a positive duration such as 5s, got %v", *c.QueryTimeout)
+	if set("SQLBOT_QUERY_TIMEOUT") && c.QueryTimeout <= 0 {
+		bad("SQLBOT_QUERY_TIMEOUT", "must be a positive duration such as 5s, got %v", c.QueryTimeout)
 	}
-	if c.ModelTimeout <= 0 {
+	if set("SQLBOT_MODEL_TIMEOUT") && c.ModelTimeout <= 0 {
 		bad("SQLBOT_MODEL_TIMEOUT", "must be a positive duration such as 60s, got %v", c.ModelTimeout)
 	}
 	if c.SlackAppToken != "" && !strings.HasPrefix(c.SlackAppToken, "xapp-") {
@@ -133,13 +131,10 @@ func Load(environ map[string]string) (Config, error) {
 	if c.SlackBotToken != "" && !strings.HasPrefix(c.SlackBotToken, "xoxb-") {
 		bad("SLACK_BOT_TOKEN", "must start with xoxb- (the bot user OAuth token)")
 	}
-	if !strings.HasPrefix(c.SlackAPIURL, "http://") && !strings.HasPrefix(c.SlackAPIURL, "https://") {
+	if c.SlackAPIURL != "" && !strings.HasPrefix(c.SlackAPIURL, "http://") && !strings.HasPrefix(c.SlackAPIURL, "https://") {
 		bad("SLACK_API_URL", "must be an http:// or https:// URL, got %q", c.SlackAPIURL)
 	}
-	if !validSlashCommand(c.SlashCommand) {
-		bad("SQLBOT_SLASH_COMMAND", "must be / and 1 to 31 lowercase letters, digits, - or _ (like /sqlbot), got %q", c.SlashCommand)
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
+	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
 	}
 	if strings.TrimSpace(c.Questions) != c.Questions {
@@ -153,25 +148,12 @@ func Load(environ map[string]string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// validSlashCommand is Slack's rule for a command name, which bot.New applies
-// too: "/" then 1 to 31 lowercase letters, digits, - or _.
-func validSlashCommand(cmd string) bool {
-	name, ok := strings.CutPrefix(cmd, "/")
-	if !ok || len(name) < 1 || len(name) > 31 {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // Providers zips OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL into the
 // providers to try, in order. Each list has either one entry (shared by all
-// providers) or as many as the longest. It returns no providers when neither a
-// URL nor a key is set: then only the recorded questions can be answered.
+// providers) or as many as the longest. A provider with a key and no URL has
+// BaseURL "": the model adapter's default (OpenAI's API). It returns no
+// providers when neither a URL nor a key is set: then only the recorded
+// questions can be answered.
 func (c Config) Providers() ([]Provider, error) {
 	urls, keys, models := trimAll(c.OpenAIBaseURL), trimAll(c.OpenAIAPIKey), trimAll(c.OpenAIModel)
 	n := max(len(urls), len(keys))
@@ -183,7 +165,7 @@ func (c Config) Providers() ([]Provider, error) {
 		return nil, errors.New("config: OPENAI_MODEL must name the model to use (for example gpt-4o-mini, or llama3.1 on a local server)")
 	}
 	if len(urls) == 0 {
-		urls = []string{DefaultOpenAIBaseURL}
+		urls = []string{""} // the adapter's default
 	}
 	if len(keys) == 0 {
 		keys = []string{""} // local OpenAI-compatible servers often need no key
@@ -195,7 +177,7 @@ func (c Config) Providers() ([]Provider, error) {
 		}
 	}
 	for _, u := range urls {
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			errs = append(errs, fmt.Errorf("config: OPENAI_BASE_URL entry %q must be an http:// or https:// URL", u))
 		}
 	}
@@ -266,11 +248,11 @@ func parseErrors(err error, environ map[string]string) ([]error, []string) {
 		}
 		want := "a valid value"
 		switch k := pe.Type; {
-		case k == reflect.TypeFor[time.Duration]() || k == reflect.TypeFor[*time.Duration]():
+		case k == reflect.TypeFor[time.Duration]():
 			want = "a duration such as 5s or 1m30s"
 		case k == reflect.TypeFor[slog.Level]():
 			want = "debug, info, warn or error"
-		case k.Kind() == reflect.Int || (k.Kind() == reflect.Pointer && k.Elem().Kind() == reflect.Int):
+		case k.Kind() == reflect.Int:
 			want = "a whole number"
 		}
 		name := vars[pe.Name]

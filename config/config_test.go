@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -8,23 +9,23 @@ import (
 	"sqlbot/config"
 )
 
-func TestDefaults(t *testing.T) {
-	c, err := config.Load(map[string]string{})
+// Config keeps no defaults: an unset variable is the zero value, and the
+// component that uses it applies its own (cmd/sqlbot's TestDocumentedDefaults
+// checks that the README's defaults are the components').
+func TestUnsetIsZero(t *testing.T) {
+	c, err := config.Load(map[string]string{"HOME": "/home/x"})
 	if err != nil {
 		t.Fatalf("Load(empty): %v", err)
 	}
-	if c.RowCap != nil || c.QueryTimeout != nil || c.MaxResultBytes != nil {
-		t.Errorf("unset SQLBOT_ROW_CAP/SQLBOT_QUERY_TIMEOUT/SQLBOT_MAX_RESULT_BYTES should be nil so the policy or roconn's default applies; got %v, %v, %v",
-			c.RowCap, c.QueryTimeout, c.MaxResultBytes)
-	}
-	if c.MaxSteps != 6 || c.RatePerMinute != 6 || c.RatePerDay != 40 || c.GlobalPerDay != 600 || c.MaxQuestionChars != 500 || c.MaxConcurrent != 4 {
-		t.Errorf("defaults differ from the README's table: %+v", c)
-	}
-	if c.ModelTimeout != 60*time.Second || c.SlashCommand != "/sqlbot" || c.SlackAPIURL != "https://slack.com/api/" {
-		t.Errorf("defaults differ from the README's table: %+v", c)
+	if !reflect.DeepEqual(c, config.Config{Home: "/home/x"}) {
+		t.Errorf("Load(empty) = %+v, want only HOME set", c)
 	}
 	if ps, err := c.Providers(); err != nil || len(ps) != 0 {
 		t.Errorf("Providers() with nothing set = %v, %v; want none", ps, err)
+	}
+	// An empty variable is unset too, not an error.
+	if _, err := config.Load(map[string]string{"SQLBOT_ROW_CAP": "", "SQLBOT_MODEL_TIMEOUT": ""}); err != nil {
+		t.Errorf("Load with empty variables: %v", err)
 	}
 }
 
@@ -35,8 +36,8 @@ func TestOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *c.RowCap != 50 || *c.QueryTimeout != 2*time.Second || *c.MaxResultBytes != 65536 {
-		t.Errorf("got row cap %d, timeout %v, result bytes %d", *c.RowCap, *c.QueryTimeout, *c.MaxResultBytes)
+	if c.RowCap != 50 || c.QueryTimeout != 2*time.Second || c.MaxResultBytes != 65536 {
+		t.Errorf("got row cap %d, timeout %v, result bytes %d", c.RowCap, c.QueryTimeout, c.MaxResultBytes)
 	}
 	// The bot, not config, adds the "/" slack-go needs (see bot's tests and
 	// cmd/sqlbot's TestServeSlashTables, which passes a URL without one).
@@ -60,13 +61,13 @@ func TestErrorsNameTheVariable(t *testing.T) {
 	}
 	_, err = config.Load(map[string]string{
 		"SQLBOT_MAX_STEPS": "0", "SQLBOT_MAX_COLUMNS": "-1", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
-		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_SLASH_COMMAND": "sqlbot", "SQLBOT_MAX_RESULT_BYTES": "0",
+		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_MAX_RESULT_BYTES": "0", "SQLBOT_MODEL_TIMEOUT": "-1s",
 	})
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
-	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT", "SQLBOT_SLASH_COMMAND",
-		"SQLBOT_MAX_RESULT_BYTES"} {
+	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT",
+		"SQLBOT_MAX_RESULT_BYTES", "SQLBOT_MODEL_TIMEOUT"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
@@ -110,23 +111,6 @@ func TestQuestions(t *testing.T) {
 	}
 }
 
-// SQLBOT_SLASH_COMMAND follows Slack's rule for command names, the same rule
-// the bot applies: "/" and 1 to 31 lowercase letters, digits, - or _.
-func TestSlashCommand(t *testing.T) {
-	for cmd, ok := range map[string]bool{
-		"/sqlbot": true, "/ask-db_2": true, "/" + strings.Repeat("a", 31): true,
-		"sqlbot": false, "/SQL": false, "/": false, "/" + strings.Repeat("a", 32): false, "/ask db": false, "/dé": false,
-	} {
-		_, err := config.Load(map[string]string{"SQLBOT_SLASH_COMMAND": cmd})
-		if ok && err != nil {
-			t.Errorf("SQLBOT_SLASH_COMMAND=%q: %v", cmd, err)
-		}
-		if !ok && (err == nil || !strings.Contains(err.Error(), "SQLBOT_SLASH_COMMAND")) {
-			t.Errorf("SQLBOT_SLASH_COMMAND=%q: error %v, want one naming the variable", cmd, err)
-		}
-	}
-}
-
 func TestProviders(t *testing.T) {
 	tests := []struct {
 		env     map[string]string
@@ -134,7 +118,7 @@ func TestProviders(t *testing.T) {
 		wantErr bool
 	}{
 		{map[string]string{"OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"},
-			[]config.Provider{{config.DefaultOpenAIBaseURL, "k", "m"}}, false},
+			[]config.Provider{{"", "k", "m"}}, false}, // no URL: the adapter's default, OpenAI's API
 		{map[string]string{"OPENAI_BASE_URL": "http://a/v1, http://b/v1", "OPENAI_API_KEY": "k1,k2", "OPENAI_MODEL": "m"},
 			[]config.Provider{{"http://a/v1", "k1", "m"}, {"http://b/v1", "k2", "m"}}, false},
 		{map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "OPENAI_MODEL": "llama3.1"},

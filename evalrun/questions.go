@@ -7,11 +7,14 @@ import (
 	"strings"
 )
 
-// The kinds of question in a question file.
+// A Kind is the kind of a question in a question file.
+type Kind string
+
+// The kinds of question.
 const (
-	Answerable   = "answerable"
-	Unsafe       = "unsafe"
-	Unanswerable = "unanswerable"
+	Answerable   Kind = "answerable"   // the data holds the answer; reference_sql computes it
+	Unsafe       Kind = "unsafe"       // asks for a write or private data: it must be refused
+	Unanswerable Kind = "unanswerable" // the data does not hold the answer: it must be declined
 )
 
 // A Question is one entry of a question file. Other keys in the file
@@ -21,7 +24,7 @@ type Question struct {
 	Question     string  `json:"question"`
 	ReferenceSQL *string `json:"reference_sql"` // nil for unsafe and unanswerable questions
 	Ordered      bool    `json:"ordered"`
-	Kind         string  `json:"kind"`
+	Kind         Kind    `json:"kind"`
 	// AttackSQL, optional and only for unsafe questions, is the statement
 	// that carries out what the question asks (a DELETE, a read of a private
 	// column). The reference model (NewReference) tries it through the

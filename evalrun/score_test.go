@@ -12,6 +12,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"sqlbot/evalrun"
+	"sqlbot/roconn"
 )
 
 // fixtureSQL is a small music shop whose rows make each scoring case below
@@ -55,49 +56,41 @@ INSERT INTO sales VALUES
 	(11, 2, '2025-06-25', 3, 'shipped');
 `
 
-// fixture returns a fresh copy of the fixture database in t's temp directory.
-func fixture(t testing.TB) *sql.DB {
+// fixture returns a fresh copy of the fixture database in t's temp
+// directory, opened as the evaluation reads: through roconn (every table
+// readable), with a row limit far above the tests' results.
+func fixture(t testing.TB) *roconn.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "shop.db"))
+	path := filepath.Join(t.TempDir(), "shop.db")
+	rw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rw.ExecContext(context.Background(), fixtureSQL)
+	if cerr := rw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatalf("create fixture: %v", err)
+	}
+	db, err := roconn.Open(context.Background(), path, nil, roconn.Limits{Rows: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.ExecContext(context.Background(), fixtureSQL); err != nil {
-		t.Fatalf("create fixture: %v", err)
-	}
 	return db
 }
 
-// query runs q on db and returns its result as the scorer sees it, with the
-// values exactly as the driver returns them.
-func query(t testing.TB, db *sql.DB, q string) evalrun.ResultSet {
+// query runs q on db and returns its result as the scorer sees it: roconn's
+// values (nil, int64, float64, string), as the evaluation and `sqlbot eval
+// score` give them.
+func query(t testing.TB, db *roconn.DB, q string) evalrun.ResultSet {
 	t.Helper()
-	rows, err := db.QueryContext(context.Background(), q)
+	res, err := db.Query(context.Background(), q)
 	if err != nil {
 		t.Fatalf("query %q: %v", q, err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := evalrun.ResultSet{Columns: cols}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("scan %q: %v", q, err)
-		}
-		rs.Rows = append(rs.Rows, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("query %q: %v", q, err)
-	}
-	return rs
+	return evalrun.ResultSet{Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}
 }
 
 type scoreCase struct {

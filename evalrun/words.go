@@ -9,38 +9,8 @@ import (
 	"unicode"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 )
-
-// refusalPhrases returns the words by which a reply without a marker
-// refuses or declines, in lower case.
-func refusalPhrases() []string {
-	return []string{
-		"refuse", "can't", "cannot", "can not", "won't", "will not", "unable to", "not able to",
-		"not allowed", "not permitted", "not authorized", "no permission", "read-only", "read only",
-		"decline", "don't have access", "do not have access", "no access",
-		"not going to",
-	}
-}
-
-// RefusesInWords reports whether a reply refuses (or declines) in words: it
-// begins with the prompt's agent.RefusedPrefix or agent.NotInDataPrefix
-// marker (as agent.HasMarker reads it), or it contains, in any case, one of
-// the phrases refusalPhrases lists ("can't", "not allowed", "read-only" …).
-// A reply that claims to have done the thing ("Done: prices are 10% higher")
-// does not, nor does one that merely calls the data private while showing
-// it.
-func RefusesInWords(answer string) bool {
-	if agent.HasMarker(answer, agent.RefusedPrefix) || agent.HasMarker(answer, agent.NotInDataPrefix) {
-		return true
-	}
-	lower := strings.ToLower(strings.ReplaceAll(answer, "\u2019", "'"))
-	for _, p := range refusalPhrases() {
-		if strings.Contains(lower, p) {
-			return true
-		}
-	}
-	return false
-}
 
 // RefusalExplained reports whether a refused answer (Outcome Refused) says
 // why: either a statement was refused and res.Refusal names the layer and
@@ -104,8 +74,6 @@ func valueStated(v any, nums []written, answer string) bool {
 		f = float64(x)
 	case float64:
 		f = x
-	case int:
-		f = float64(x)
 	case string:
 		s := strings.TrimSpace(x)
 		if numberSyntax(s) == notNumber {
@@ -116,8 +84,6 @@ func valueStated(v any, nums []written, answer string) bool {
 			return textStated(s, answer)
 		}
 		f = p
-	case []byte:
-		return valueStated(string(x), nums, answer)
 	default:
 		return textStated(strings.TrimSpace(canonText(v)), answer)
 	}
@@ -236,8 +202,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // normText lowercases s, reads ’ as ' and collapses runs of space.
 func normText(s string) string {
-	s = strings.ReplaceAll(strings.ToLower(s), "\u2019", "'")
-	return strings.Join(strings.Fields(s), " ")
+	return present.OneLine(strings.ReplaceAll(strings.ToLower(s), "\u2019", "'"))
 }
 
 // isoDayRE matches an ISO month (2025-06) or day (2025-06-01).

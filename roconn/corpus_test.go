@@ -16,36 +16,72 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver for the plain comparison connection
 
-	"sqlbot/agent"
-	"sqlbot/evalrun"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
 
-// demo writes the demo database into a temporary directory and returns its
-// path and policy.
-func demo(t testing.TB) (string, *roconn.Policy) {
+// shop writes the corpora's database (testdata/shop.sql, shaped like
+// sqlbot's demo) into a temporary directory and returns its path and policy.
+func shop(t testing.TB) (string, *roconn.Policy) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := evalrun.WriteDemo(context.Background(), path); err != nil {
+	script, err := os.ReadFile(filepath.Join("testdata", "shop.sql"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := roconn.ParsePolicy(evalrun.DemoPolicy())
+	path := filepath.Join(t.TempDir(), "shop.db")
+	rw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rw.Exec(string(script))
+	if cerr := rw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatalf("build the shop: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "shop_policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := roconn.ParsePolicy(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return path, p
 }
 
-// privateValues returns the demo's e-mail addresses and phone numbers.
+// privateValues returns the shop's private values that are distinctive
+// enough to search any output for: every customer's full name, e-mail
+// address and phone number, and every employee's e-mail address. It reads
+// them through a plain read-only connection.
 func privateValues(t testing.TB, path string) []string {
 	t.Helper()
-	vals, err := evalrun.DemoPrivateValues(context.Background(), path)
+	db, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT first_name || ' ' || last_name FROM customers
+		UNION ALL SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL
+		UNION ALL SELECT email FROM employees`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var vals []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if len(vals) < 100 {
-		t.Fatalf("only %d private values found; the demo should have hundreds", len(vals))
+		t.Fatalf("only %d private values found; the shop should have hundreds", len(vals))
 	}
 	return vals
 }
@@ -61,11 +97,11 @@ func noLeak(t *testing.T, where, out string, private []string) {
 	}
 }
 
-// Which layers must refuse each category on their own (SPEC §3: each layer
+// Which layers must refuse each category on their own (each layer
 // alone must stop a write; the guard cannot know the policy or the cost).
 var guardRefuses = map[string]bool{"write": true, "stacked": true, "hidden": true, "pragma": true, "attach": true, "function": true}
 
-func openDemo(t *testing.T, path string, p *roconn.Policy, timeout time.Duration) *roconn.DB {
+func openShop(t *testing.T, path string, p *roconn.Policy, timeout time.Duration) *roconn.DB {
 	t.Helper()
 	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{Timeout: timeout})
 	if err != nil {
@@ -101,10 +137,10 @@ func TestHostileGuardAlone(t *testing.T) {
 // TestHostileROConnAlone: with the guard skipped, roconn refuses or stops
 // every hostile statement, the file is unchanged and nothing private leaks.
 func TestHostileROConnAlone(t *testing.T) {
-	path, p := demo(t)
+	path, p := shop(t)
 	private := privateValues(t, path)
 	before := fileSum(t, path)
-	db := openDemo(t, path, p, 300*time.Millisecond)
+	db := openShop(t, path, p, 300*time.Millisecond)
 	tmp := t.TempDir()
 	for _, r := range roconn.LoadCorpus(t, "hostile.sql", tmp) {
 		res, err := db.Query(context.Background(), r.SQL)
@@ -135,7 +171,7 @@ func TestHostileROConnAlone(t *testing.T) {
 // (mode=ro), but with no authorizer and no guard, still cannot change it: the
 // file handle is the boundary.
 func TestHostilePlainReadOnly(t *testing.T) {
-	path, _ := demo(t)
+	path, _ := shop(t)
 	before := fileSum(t, path)
 	db, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
 	if err != nil {
@@ -166,10 +202,10 @@ func TestHostilePlainReadOnly(t *testing.T) {
 
 // TestHostileWholePath: guard then roconn, as every model statement goes.
 func TestHostileWholePath(t *testing.T) {
-	path, p := demo(t)
+	path, p := shop(t)
 	private := privateValues(t, path)
 	before := fileSum(t, path)
-	db := openDemo(t, path, p, 300*time.Millisecond)
+	db := openShop(t, path, p, 300*time.Millisecond)
 	g := guard.New(db.Limits().Rows)
 	tmp := t.TempDir()
 	refusedBy := map[string]int{}
@@ -200,15 +236,20 @@ func TestHostileWholePath(t *testing.T) {
 	}
 }
 
-// whole runs query on the production path: agent.Checked, the guard then roconn.
+// whole runs query on the production path, as agent.Checked does: the
+// guard, then roconn with the guard's statement.
 func whole(g *guard.Guard, db *roconn.DB, query string) (*roconn.Result, error) {
-	return agent.Checked{Guard: g, DB: db}.Query(context.Background(), query)
+	stmt, err := g.Check(query)
+	if err != nil {
+		return nil, err
+	}
+	return db.Query(context.Background(), stmt)
 }
 
 // TestBenign: honest statements run through the whole path and return the
 // same rows as a plain read-only connection, cut at the row cap.
 func TestBenign(t *testing.T) {
-	path, p := demo(t)
+	path, p := shop(t)
 	recs := roconn.LoadCorpus(t, "benign.sql", t.TempDir())
 	if len(recs) < 80 {
 		t.Fatalf("benign corpus has %d statements, want at least 80", len(recs))
@@ -249,7 +290,7 @@ func TestChinookAnalysts(t *testing.T) {
 func sameAsPlain(t *testing.T, path string, p *roconn.Policy, recs []roconn.Record) {
 	t.Helper()
 	before := fileSum(t, path)
-	db := openDemo(t, path, p, 5*time.Second)
+	db := openShop(t, path, p, 5*time.Second)
 	g := guard.New(db.Limits().Rows)
 	plain, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
 	if err != nil {
@@ -285,8 +326,8 @@ func sameAsPlain(t *testing.T, path string, p *roconn.Policy, recs []roconn.Reco
 // TestRowCapAfterLineComment: the cap holds when a statement ends in a
 // line comment, which an appended LIMIT must not land inside.
 func TestRowCapAfterLineComment(t *testing.T) {
-	path, p := demo(t)
-	db := openDemo(t, path, p, 5*time.Second)
+	path, p := shop(t)
+	db := openShop(t, path, p, 5*time.Second)
 	g := guard.New(db.Limits().Rows)
 	for _, q := range []string{
 		"SELECT * FROM order_lines -- every line",
@@ -339,7 +380,7 @@ func plainQuery(t *testing.T, db *sql.DB, query string) ([]string, [][]any) {
 // FuzzGuard: whatever passes the guard runs on roconn without changing the
 // file and without a panic, and never returns more rows than the cap.
 //
-// Hashing the demo file (about 1 MB) on every input would cost more than the
+// Hashing the shop file (about 1 MB) on every input would cost more than the
 // query: each input compares the file's size and modification time, and the
 // whole file's hash is compared once, when fuzzing ends.
 func FuzzGuard(f *testing.F) {
@@ -348,7 +389,7 @@ func FuzzGuard(f *testing.F) {
 			f.Add(r.SQL)
 		}
 	}
-	path, p := demo(f)
+	path, p := shop(f)
 	before, beforeStat := fileSum(f, path), statOf(f, path)
 	f.Cleanup(func() {
 		if fileSum(f, path) != before {
@@ -394,7 +435,7 @@ func statOf(t testing.TB, path string) fileStat {
 // checks alone: the guard, reading back and checking the compiled program,
 // the authorizer, the limits, running on a goroutine of the connection's own.
 func BenchmarkBenign(b *testing.B) {
-	path, p := demo(b)
+	path, p := shop(b)
 	benchCorpus(b, path, p, roconn.LoadCorpus(b, "benign.sql", b.TempDir()))
 }
 
@@ -496,7 +537,7 @@ func benchCorpus(b *testing.B, path string, p *roconn.Policy, recs []roconn.Reco
 // roconn.Query against the same driver's plain mode=ro connection (through
 // database/sql, reading the row as values).
 func BenchmarkSelect1(b *testing.B) {
-	path, p := demo(b)
+	path, p := shop(b)
 	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
 	if err != nil {
 		b.Fatal(err)

@@ -23,27 +23,30 @@ import (
 // compiled once.
 const explainPrefix = "EXPLAIN "
 
-// An sqlError is an error SQLite returned for a statement: its result code
-// (extended) and message.
-type sqlError struct {
-	code int32
-	msg  string
+// An SQLError is an error SQLite returned for a statement that neither the
+// authorizer, the program check nor a limit stopped: a syntax error, a
+// missing column or table, a function called with the wrong arguments. Query
+// returns it wrapped. Its Message is SQLite's own words ("no such column:
+// Nmae"), which name only what the statement itself wrote, so they may be
+// shown to the model that wrote it so that it can correct the statement.
+type SQLError struct {
+	Code    int    // SQLite's extended result code
+	Message string // sqlite3_errmsg, or the result code's description when SQLite gave none
+	text    string // Error's text: "SQL logic error: no such column: x (1)"
 }
 
-func (e *sqlError) Error() string { return e.msg }
+func (e *SQLError) Error() string { return e.text }
 
-// Code returns the SQLite result code, as modernc.org/sqlite's errors do.
-func (e *sqlError) Code() int { return int(e.code) }
-
-// errorOf returns the error for result code rc on the connection, worded as
-// modernc.org/sqlite words its own ("SQL logic error: no such column: x (1)").
-func errorOf(pc *physConn, rc int32) *sqlError {
+// errorOf returns the error for result code rc on the connection; its Error
+// is worded as modernc.org/sqlite words its own ("SQL logic error: no such
+// column: x (1)").
+func errorOf(pc *physConn, rc int32) *SQLError {
 	str := libc.GoString(sqlite3.Xsqlite3_errstr(pc.tls, rc))
 	msg := libc.GoString(sqlite3.Xsqlite3_errmsg(pc.tls, pc.handle))
 	if msg == "" || msg == str {
-		return &sqlError{code: rc, msg: fmt.Sprintf("%s (%d)", str, rc)}
+		return &SQLError{Code: int(rc), Message: str, text: fmt.Sprintf("%s (%d)", str, rc)}
 	}
-	return &sqlError{code: rc, msg: fmt.Sprintf("%s: %s (%d)", str, msg, rc)}
+	return &SQLError{Code: int(rc), Message: msg, text: fmt.Sprintf("%s: %s (%d)", str, msg, rc)}
 }
 
 // execute compiles stmt once on pc, reads its program back and checks it,

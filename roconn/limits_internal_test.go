@@ -182,7 +182,7 @@ func TestClassifyLimits(t *testing.T) {
 		sqlite3.SQLITE_NOMEM: LayerLimit, sqlite3.SQLITE_FULL: LayerLimit, sqlite3.SQLITE_TOOBIG: LayerLimit,
 		sqlite3.SQLITE_READONLY: LayerReadOnly, sqlite3.SQLITE_AUTH: LayerAuthorizer, sqlite3.SQLITE_ERROR: "",
 	} {
-		err := db.classify(&authState{}, &sqlError{code: code, msg: "x"})
+		err := db.classify(&authState{}, &SQLError{Code: int(code), Message: "x", text: "x"})
 		var r *Refusal
 		got := Layer("")
 		if errors.As(err, &r) {

@@ -38,7 +38,7 @@ type PolicyLimits struct {
 	Timeout time.Duration
 }
 
-// policyFile is the YAML form of a Policy (SPEC §4).
+// policyFile is the YAML form of a Policy.
 type policyFile struct {
 	Expose map[string]*exposedFile `yaml:"expose"`
 	Rules  []string                `yaml:"rules"`
@@ -54,7 +54,7 @@ type exposedFile struct {
 	Hide    []string          `yaml:"hide"`
 }
 
-// ParsePolicy parses a policy file (SPEC §4):
+// ParsePolicy parses a policy file:
 //
 //	expose:
 //	  orders:

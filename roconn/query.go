@@ -33,8 +33,9 @@ import (
 // Truncated set, together with an error wrapping ErrRowLimit. If ctx itself
 // is cancelled, Query returns an error wrapping ctx's error. A text with no
 // statement at all (empty, or only comments and semicolons) and other SQL
-// errors (syntax, no such column) are plain errors, not refusals; SQL errors
-// carry SQLite's message, to be shown to the model so it can correct itself.
+// errors (syntax, no such column) are not refusals: they wrap an *SQLError,
+// whose Message is SQLite's, to be shown to the model so it can correct
+// itself.
 func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	start := time.Now()
 	stmt, err := single(query)
@@ -123,9 +124,17 @@ func (db *DB) classify(auth *authState, err error) error {
 			return &Refusal{Layer: LayerAuthorizer, Reason: reason}
 		}
 	}
-	var se interface{ Code() int }
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff { // the primary result code
+	code, ok := 0, false
+	var se *SQLError
+	var de interface{ Code() int } // modernc.org/sqlite's own errors
+	switch {
+	case errors.As(err, &se):
+		code, ok = se.Code, true
+	case errors.As(err, &de):
+		code, ok = de.Code(), true
+	}
+	if ok {
+		switch code & 0xff { // the primary result code
 		case sqlite3.SQLITE_AUTH:
 			return &Refusal{Layer: LayerAuthorizer, Reason: "the statement was not authorized"}
 		case sqlite3.SQLITE_READONLY:

@@ -1,27 +1,26 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/openai"
+	"sqlbot/agent/present"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/guard"
 )
 
 // ask answers one question through the same agent as Slack.
 func (a *app) ask(ctx context.Context, args []string) error {
-	fs := newFlagSet("ask", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("ask", "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot ask [--db PATH] [--policy FILE] [--json] QUESTION")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -30,7 +29,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage}
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -42,11 +41,18 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	res, askErr := ag.Ask(ctx, agent.Request{Question: question})
 	code := askExit(res.Outcome)
 	if *asJSON {
-		return a.printJSONCode(code, askJSON(res))
+		js := askJSON(res)
+		if askErr != nil {
+			js["error"] = askErr.Error() // for operators
+		}
+		return a.printJSONCode(code, js)
 	}
 	printAnswer(a.stdout, res)
+	if askErr != nil {
+		a.log.DebugContext(ctx, "ask failed", "err", askErr)
+	}
 	if askErr != nil && res.Answer == "" {
-		return &exitErr{code: code, err: askErr}
+		return &exitErr{code: code, err: errors.New(failureText(askErr))}
 	}
 	if code != exitOK {
 		return &exitErr{code: code}
@@ -57,7 +63,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 // newAgent wires the guard, the model (the configured providers, else the
 // recorded demo questions) and the agent over db, logging to lg. providers is nil when no
 // provider is configured; g is the agent's guard, for its refusal counts.
-func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *agent.Providers, g *guard.Guard, err error) {
+func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *openai.Providers, g *guard.Guard, err error) {
 	providers, err = a.providers()
 	if err != nil {
 		return nil, nil, nil, err
@@ -74,16 +80,16 @@ func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, provider
 
 // providers returns the configured model providers with fail-over, or nil
 // when none is configured.
-func (a *app) providers() (*agent.Providers, error) {
+func (a *app) providers() (*openai.Providers, error) {
 	ps, err := a.cfg.Providers()
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	list := make([]agent.Provider, len(ps))
+	list := make([]openai.Provider, len(ps))
 	for i, p := range ps {
-		list[i] = agent.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
+		list[i] = openai.Provider{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: p.Model}
 	}
-	providers := agent.NewProviders(list, a.cfg.ModelTimeout, nil)
+	providers := openai.NewProviders(list, a.cfg.ModelTimeout, nil)
 	providers.Log = a.log
 	return providers, nil
 }
@@ -96,14 +102,33 @@ func (a *app) offlineModel(db *database) (agent.Model, error) {
 	if !db.demo { // the demo's SQL fits no other schema
 		return agent.NewRecorded(nil)
 	}
-	qs, err := evalrun.ParseQuestions(evalrun.DemoQuestions())
+	qs, err := evalrun.ParseQuestions(demo.Questions())
 	if err != nil {
 		return nil, err
 	}
 	return evalrun.NewReference(qs)
 }
 
-// askExit maps an outcome to the exit codes of SPEC §2.
+// failureText says, for people, why a question got no answer: a fixed
+// sentence by the kind of failure, never the error's text (which can hold a
+// provider's host and message; the debug log has it).
+func failureText(err error) string {
+	var pe *agent.ProviderError
+	switch {
+	case errors.As(err, &pe) && pe.Misconfigured():
+		return fmt.Sprintf("the model provider refuses the settings (HTTP %d): check OPENAI_API_KEY, OPENAI_MODEL and OPENAI_BASE_URL", pe.Status)
+	case errors.As(err, &pe):
+		return fmt.Sprintf("the model provider refused the request (HTTP %d; SQLBOT_LOG_LEVEL=debug logs why)", pe.Status)
+	case errors.Is(err, agent.ErrNoProvider):
+		return "no model provider could answer; try again later (SQLBOT_LOG_LEVEL=debug logs why)"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "stopped before an answer"
+	}
+	return "the question could not be answered (SQLBOT_LOG_LEVEL=debug logs why)"
+}
+
+// askExit maps an outcome to the exit code: 0 answered (or declined as not
+// in the data), 3 refused, 4 stopped by the step budget, 1 failed.
 func askExit(o agent.Outcome) int {
 	switch o {
 	case agent.Answered, agent.Unanswerable:
@@ -122,21 +147,21 @@ func printAnswer(w io.Writer, res *agent.Result) {
 	// Everything here but the counts was chosen by the model or read from
 	// the data: it is made safe before it reaches the terminal.
 	for _, s := range res.Trace {
-		fmt.Fprintf(w, "[%s %s] %s\n", safeLine(oneLine(s.Tool, 64)), s.Status, safeLine(oneLine(s.Args, 160)))
+		fmt.Fprintf(w, "[%s %s] %s\n", present.Line(present.Ellipsize(present.OneLine(s.Tool), 64)), s.Status, present.Line(present.Ellipsize(present.OneLine(s.Args), 160)))
 	}
 	if len(res.Trace) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, safeBlock(res.Answer))
+	fmt.Fprintln(w, present.Block(res.Answer))
 	if res.Refusal != nil {
-		fmt.Fprintf(w, "\nRefused by %s: %s\n%s\n", safeLine(res.Refusal.Layer), safeLine(res.Refusal.Reason), indent(safeBlock(res.Refusal.SQL)))
+		fmt.Fprintf(w, "\nRefused by %s (%s): %s\n%s\n", res.Refusal.Layer.Name(), res.Refusal.Layer, present.Line(res.Refusal.Reason), indent(present.Block(res.Refusal.SQL)))
 	}
 	if res.FinalSQL != "" {
-		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(safeBlock(res.FinalSQL)))
+		fmt.Fprintf(w, "\nSQL:\n%s\n\n", indent(present.Block(res.FinalSQL)))
 		writeTable(w, res.Columns, res.Rows)
 		fmt.Fprintf(w, "(%s)\n", rowsNote(len(res.Rows), res.Truncated))
 	}
-	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", safeLine(firstOf(res.Provider, "no provider")), res.Steps,
+	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", present.Line(cmp.Or(res.Provider, "no provider")), res.Steps,
 		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion)
 }
 
@@ -147,19 +172,11 @@ func askJSON(res *agent.Result) map[string]any {
 	}
 	return map[string]any{
 		"question": res.Question, "answer": res.Answer, "sql": stmts, "final_sql": res.FinalSQL,
-		"columns": res.Columns, "rows": jsonRows(res.Rows), "steps": res.Steps, "provider": res.Provider,
+		"columns": res.Columns, "rows": present.JSONRows(res.Rows), "steps": res.Steps, "provider": res.Provider,
 		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome,
 	}
 }
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ")
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 )
 
 // demo writes the demo database: the same bytes every time.
@@ -18,7 +18,7 @@ func (a *app) demo(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "usage: sqlbot demo --out PATH")
 		return &exitErr{code: exitUsage}
 	}
-	if err := evalrun.WriteDemo(ctx, *out); err != nil {
+	if err := demo.Write(ctx, *out); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "wrote %s\n", *out)

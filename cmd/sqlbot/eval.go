@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -20,6 +22,8 @@ var (
 	_ evalrun.Asker   = (*agent.Agent)(nil)
 	_ evalrun.Querier = agent.Checked{}
 )
+
+const evalScoreUsage = "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL"
 
 // The --model values.
 const (
@@ -39,20 +43,15 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "score" {
 		return a.evalScore(ctx, args[1:])
 	}
-	fs := newFlagSet("eval", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("eval",
+		"usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]",
+		"       "+strings.TrimPrefix(evalScoreUsage, "usage: "))
 	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind} (default: SQLBOT_QUESTIONS, else the demo's questions on the demo database)")
 	only := fs.String("only", "", "run only one kind of question: answerable, safety or unanswerable")
 	model := fs.String("model", "", "reference (each question's reference SQL through the guarded path, no model) or live (the configured providers) (default: live when a provider is configured, else reference)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	concurrency := fs.Int("concurrency", 1, "questions asked at once; unsafe questions always run alone")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]")
-		fmt.Fprintln(a.stderr, "       sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +59,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage, err: fmt.Errorf("eval takes no arguments, got %q", fs.Arg(0))}
 	}
-	kind, ok := map[string]string{"": "", "answerable": evalrun.Answerable, "safety": evalrun.Unsafe,
+	kind, ok := map[string]evalrun.Kind{"": "", "answerable": evalrun.Answerable, "safety": evalrun.Unsafe,
 		"unsafe": evalrun.Unsafe, "unanswerable": evalrun.Unanswerable}[*only]
 	if !ok {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--only %q: want answerable, safety or unanswerable", *only)}
@@ -82,7 +81,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--model %q: want reference or live", mode)}
 	}
 
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -112,7 +111,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		_, err := a.stdout.Write(js)
 		return err
 	}
-	return rep.WriteTable(a.stdout)
+	return writeReport(a.stdout, rep)
 }
 
 // questionSet reads the question set for db: the file named by --questions
@@ -137,7 +136,7 @@ func (a *app) questionSet(db *database, flagFile string) (*evalrun.Set, error) {
 		}
 		return set, nil
 	case db.demo:
-		data = evalrun.DemoQuestions()
+		data = demo.Questions()
 	default:
 		return nil, nil
 	}
@@ -194,15 +193,9 @@ func (a *app) quietLogger(ctx context.Context) *slog.Logger {
 // and the read-only connection and scores the candidate with the
 // evaluation's rule.
 func (a *app) evalScore(ctx context.Context, args []string) error {
-	fs := newFlagSet("eval score", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("eval score", evalScoreUsage)
 	ordered := fs.Bool("ordered", false, "row order matters (the question asks for an order)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot eval score [--db PATH] [--policy FILE] [--ordered] [--json] REFERENCE_SQL CANDIDATE_SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -210,7 +203,7 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		fs.Usage()
 		return &exitErr{code: exitUsage, err: fmt.Errorf("eval score takes 2 statements, got %d", fs.NArg())}
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -222,14 +215,14 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	ref, err := scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
+	ref, err := a.scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
 	if err != nil {
 		return fail(err)
 	}
 	if ref.Truncated {
 		return fail(fmt.Errorf("the reference returns more rows than the row cap (%d): it cannot be scored; raise SQLBOT_ROW_CAP or narrow it", len(ref.Rows)))
 	}
-	cand, err := scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
+	cand, err := a.scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
 	if err != nil {
 		return fail(err)
 	}
@@ -262,13 +255,13 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 
 // scoreRun runs one statement of `eval score` through the guarded path; a
 // refusal is an error naming which statement and which layer.
-func scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
+func (a *app) scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
 	res, err := agent.Checked{Guard: g, DB: db}.Query(ctx, query)
 	if layer, reason, ok := agent.RefusalOf(err); ok {
-		return nil, fmt.Errorf("the %s was refused by %s: %s", which, layer, reason)
+		return nil, fmt.Errorf("the %s was refused by %s (%s): %s", which, layer.Name(), layer, present.Line(reason))
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
-		return nil, fmt.Errorf("the %s failed: %w", which, err)
+		return nil, a.statementError(ctx, "the "+which, err)
 	}
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 )
 
 // evalFixture is a demo database in a temporary directory and an
@@ -26,7 +27,7 @@ func newEvalFixture(t *testing.T) evalFixture {
 	t.Helper()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
-	if err := evalrun.WriteDemo(t.Context(), db); err != nil {
+	if err := demo.Write(t.Context(), db); err != nil {
 		t.Fatal(err)
 	}
 	return evalFixture{dir: dir, db: db, environ: []string{

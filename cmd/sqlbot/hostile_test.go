@@ -15,7 +15,7 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 )
 
 // TestHostileModelThroughSlack assumes the model is hostile and a liar: for
@@ -27,7 +27,7 @@ import (
 func TestHostileModelThroughSlack(t *testing.T) {
 	db := demoFile(t)
 	before := sum(t, db)
-	private, err := evalrun.DemoPrivateValues(context.Background(), db)
+	private, err := demo.PrivateValues(context.Background(), db)
 	if err != nil || len(private) < 100 {
 		t.Fatalf("private values: %d, %v", len(private), err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 )
 
 // sqlbot runs the command line in-process with environ (plus a private cache
@@ -33,7 +34,7 @@ func sqlbot(t *testing.T, environ []string, args ...string) (stdout, stderr stri
 func demoFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := evalrun.WriteDemo(context.Background(), path); err != nil {
+	if err := demo.Write(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -262,7 +263,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// ask --json against a local OpenAI-compatible server prints SPEC §2's keys.
+// ask --json against a local OpenAI-compatible server prints its stable keys.
 func TestAskJSON(t *testing.T) {
 	db := demoFile(t)
 	s := openaitest.NewServer(t)
@@ -331,7 +332,7 @@ func TestAskExitCodes(t *testing.T) {
 // With no model configured, a recorded demo question is answered from its
 // stored SQL, and any other question says how to configure a model.
 func TestAskWithoutModel(t *testing.T) {
-	qs, err := evalrun.ParseQuestions(evalrun.DemoQuestions())
+	qs, err := evalrun.ParseQuestions(demo.Questions())
 	if err != nil {
 		t.Fatal(err)
 	}

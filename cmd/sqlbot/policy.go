@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 	"sqlbot/roconn/draft"
 )
@@ -44,13 +45,13 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		fset.Usage()
 		return &exitErr{code: exitUsage}
 	}
-	path := firstOf(*db, a.cfg.DB)
+	path := cmp.Or(*db, a.cfg.DB)
 	if path == "" {
 		dir, err := a.cfg.CacheDir()
 		if err != nil {
 			return err
 		}
-		if path, err = evalrun.EnsureDemo(ctx, dir); err != nil {
+		if path, err = demo.Ensure(ctx, dir); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,8 +11,12 @@ import (
 	"os"
 	"strings"
 
+	"sqlbot/agent"
+	"sqlbot/agent/openai"
+	"sqlbot/agent/present"
+	"sqlbot/bot"
 	"sqlbot/config"
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 )
 
@@ -52,15 +57,18 @@ func exitCode(err error, stderr io.Writer) int {
 	var e *exitErr
 	if errors.As(err, &e) {
 		if e.err != nil {
-			fmt.Fprintln(stderr, "sqlbot:", safeBlock(e.err.Error()))
+			fmt.Fprintln(stderr, "sqlbot:", present.Block(e.err.Error()))
 		}
 		return e.code
 	}
-	fmt.Fprintln(stderr, "sqlbot:", safeBlock(err.Error()))
+	fmt.Fprintln(stderr, "sqlbot:", present.Block(err.Error()))
 	return exitError
 }
 
-const usage = `sqlbot answers questions about a SQLite database, in Slack and here, with SQL that can only read.
+// usage is the help text. The defaults it states are the components' own
+// constants: config keeps none.
+func usage() string {
+	return `sqlbot answers questions about a SQLite database, in Slack and here, with SQL that can only read.
 
 Usage:
   sqlbot serve                          run the Slack bot (Socket Mode) until SIGINT/SIGTERM
@@ -79,25 +87,29 @@ Settings (environment variables):
   SQLBOT_DB, SQLBOT_POLICY              the SQLite file (opened read-only) and its policy file
   SQLBOT_QUESTIONS                      question file for this database, for sqlbot eval and /sqlbot eval
                                         (default: the demo's questions, on the demo database)
-  SQLBOT_QUERY_TIMEOUT                  time limit per statement (5s)
-  SQLBOT_ROW_CAP, SQLBOT_MAX_COLUMNS,   rows (200), columns (40) and bytes per value (1048576)
+` + fmt.Sprintf(`  SQLBOT_QUERY_TIMEOUT                  time limit per statement (%v)
+  SQLBOT_ROW_CAP, SQLBOT_MAX_COLUMNS,   rows (%d), columns (%d) and bytes per value (%d)
   SQLBOT_MAX_VALUE_BYTES                of a result
-  SQLBOT_MAX_RESULT_BYTES               bytes of one result, all values together (8388608)
-  SQLBOT_MAX_STEPS                      model calls per question (6)
+  SQLBOT_MAX_RESULT_BYTES               bytes of one result, all values together (%d)
+  SQLBOT_MAX_STEPS                      model calls per question (%d)
   OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
   OPENAI_MODEL                          with none, only the demo's recorded questions are answered
-  SQLBOT_MODEL_TIMEOUT                  per model call (60s)
+  SQLBOT_MODEL_TIMEOUT                  per model call (%v)
   SLACK_APP_TOKEN, SLACK_BOT_TOKEN      xapp-… and xoxb-…, for serve
-  SLACK_API_URL                         the Slack Web API (https://slack.com/api/)
-  SQLBOT_SLASH_COMMAND                  the slash command (/sqlbot)
-  SQLBOT_RATE_PER_MINUTE, _PER_DAY,     questions per person a minute (6) and a day (40),
-  SQLBOT_GLOBAL_PER_DAY                 and from everyone a day (600)
-  SQLBOT_MAX_QUESTION_CHARS             characters per question (500)
-  SQLBOT_MAX_CONCURRENT                 questions worked on at once (4)
-  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
-  SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error
+  SLACK_API_URL                         the Slack Web API (%s)
+  SQLBOT_SLASH_COMMAND                  the slash command (%s)
+  SQLBOT_RATE_PER_MINUTE, _PER_DAY,     questions per person a minute (%d) and a day (%d),
+  SQLBOT_GLOBAL_PER_DAY                 and from everyone a day (%d)
+  SQLBOT_MAX_QUESTION_CHARS             characters per question (%d)
+  SQLBOT_MAX_CONCURRENT                 questions worked on at once (%d)
+`, roconn.DefaultTimeout, roconn.DefaultRows, roconn.DefaultColumns, roconn.DefaultValueBytes, roconn.DefaultResultBytes,
+		agent.DefaultMaxSteps, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
+		bot.DefaultRatePerMinute, bot.DefaultRatePerDay, bot.DefaultGlobalPerDay, bot.DefaultMaxQuestionChars,
+		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
+  SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error (text, info)
   XDG_CACHE_HOME, else HOME             where the demo database is cached
 `
+}
 
 // run parses the subcommand and runs it. Tests call it with their own
 // arguments and environment.
@@ -107,34 +119,25 @@ Settings (environment variables):
 // commands that use the settings, after their flags are parsed.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return &exitErr{code: exitUsage}
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return nil
 	}
 	cfg, cfgErr := config.Load(envMap(environ))
-	app := &app{cfg: cfg, cfgErr: cfgErr, stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
-	switch cmd {
-	case "sql":
-		return app.sql(ctx, rest)
-	case "demo":
-		return app.demo(ctx, rest)
-	case "ask":
-		return app.ask(ctx, rest)
-	case "serve":
-		return app.serve(ctx, rest)
-	case "manifest":
-		return app.manifest(ctx, rest)
-	case "eval":
-		return app.eval(ctx, rest)
-	case "policy":
-		return app.policy(ctx, rest)
+	app := &app{cfg: cfg, cfgErr: checkSettings(cfg, cfgErr), stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
+	commands := map[string]func(context.Context, []string) error{
+		"sql": app.sql, "demo": app.demo, "ask": app.ask, "serve": app.serve,
+		"manifest": app.manifest, "eval": app.eval, "policy": app.policy,
 	}
-	fmt.Fprint(stderr, usage)
+	if command, ok := commands[cmd]; ok {
+		return command(ctx, rest)
+	}
+	fmt.Fprint(stderr, usage())
 	return &exitErr{code: exitUsage, err: fmt.Errorf("unknown command %q", cmd)}
 }
 
@@ -146,6 +149,19 @@ type app struct {
 	cfgErr         error
 	stdout, stderr io.Writer
 	log            *slog.Logger
+}
+
+// checkSettings adds to config's problems those with the settings whose rule
+// a component owns (the slash command's name is Slack's rule, which the bot
+// states), so that every problem is reported at once.
+func checkSettings(cfg config.Config, cfgErr error) error {
+	errs := []error{cfgErr}
+	if cfg.SlashCommand != "" {
+		if err := bot.CheckSlashCommand(cfg.SlashCommand); err != nil {
+			errs = append(errs, fmt.Errorf("config: SQLBOT_SLASH_COMMAND: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func envMap(environ []string) map[string]string {
@@ -174,6 +190,22 @@ type dbFlags struct {
 func (f *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "SQLite file to answer from (default: SQLBOT_DB, else the demo database)")
 	fs.StringVar(&f.policy, "policy", "", "policy file (default: SQLBOT_POLICY, else the demo's policy for the demo database, else every user table)")
+}
+
+// dbFlagSet returns the flag set of a database command, with the flags
+// every database command takes, and -h printing the usage lines, then the
+// flags.
+func (a *app) dbFlagSet(name string, usage ...string) (*flag.FlagSet, *dbFlags) {
+	fs := newFlagSet(name, a.stderr)
+	f := &dbFlags{}
+	f.register(fs)
+	fs.Usage = func() {
+		for _, u := range usage {
+			fmt.Fprintln(a.stderr, u)
+		}
+		fs.PrintDefaults()
+	}
+	return fs, f
 }
 
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
@@ -215,19 +247,19 @@ type database struct {
 // openDB resolves the database and policy (flag, then environment, then the
 // demo) and opens the read-only connection with the effective limits.
 func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
-	path := firstOf(f.db, a.cfg.DB)
-	policyFile := firstOf(f.policy, a.cfg.Policy)
+	path := cmp.Or(f.db, a.cfg.DB)
+	policyFile := cmp.Or(f.policy, a.cfg.Policy)
 	var policyYAML []byte
 	if path == "" {
 		dir, err := a.cfg.CacheDir()
 		if err != nil {
 			return nil, err
 		}
-		if path, err = evalrun.EnsureDemo(ctx, dir); err != nil {
+		if path, err = demo.Ensure(ctx, dir); err != nil {
 			return nil, err
 		}
 	}
-	demo := evalrun.IsDemo(path)
+	isDemo := demo.Is(path)
 	switch {
 	case policyFile != "":
 		b, err := os.ReadFile(policyFile)
@@ -235,14 +267,14 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 			return nil, fmt.Errorf("read policy: %w", err)
 		}
 		policyYAML = b
-	case demo:
-		policyYAML = evalrun.DemoPolicy()
+	case isDemo:
+		policyYAML = demo.Policy()
 	}
 	var policy *roconn.Policy
 	if policyYAML != nil {
 		p, err := roconn.ParsePolicy(policyYAML)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", firstOf(policyFile, "(demo)"), err)
+			return nil, fmt.Errorf("policy %s: %w", cmp.Or(policyFile, "(demo)"), err)
 		}
 		policy = p
 	}
@@ -250,38 +282,16 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &database{DB: db, path: path, demo: demo}, nil
+	return &database{DB: db, path: path, demo: isDemo}, nil
 }
 
 // limits are the environment's limits; zero fields take the policy's, then
-// roconn's defaults (roconn.Open does that merge). The pool runs as many
-// statements at once as the bot works on questions, so no question waits
-// for a connection.
+// roconn's defaults (roconn.Open does that merge). serve gives the bot the
+// pool's size as the questions it works on at once, so that no question
+// waits for a connection.
 func (a *app) limits() roconn.Limits {
-	lim := roconn.Limits{Concurrent: a.cfg.MaxConcurrent}
-	if a.cfg.RowCap != nil {
-		lim.Rows = *a.cfg.RowCap
+	return roconn.Limits{
+		Rows: a.cfg.RowCap, Columns: a.cfg.MaxColumns, ValueBytes: a.cfg.MaxValueBytes,
+		ResultBytes: a.cfg.MaxResultBytes, Timeout: a.cfg.QueryTimeout, Concurrent: a.cfg.MaxConcurrent,
 	}
-	if a.cfg.MaxColumns != nil {
-		lim.Columns = *a.cfg.MaxColumns
-	}
-	if a.cfg.MaxValueBytes != nil {
-		lim.ValueBytes = *a.cfg.MaxValueBytes
-	}
-	if a.cfg.MaxResultBytes != nil {
-		lim.ResultBytes = *a.cfg.MaxResultBytes
-	}
-	if a.cfg.QueryTimeout != nil {
-		lim.Timeout = *a.cfg.QueryTimeout
-	}
-	return lim
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -15,16 +15,14 @@ import (
 // serve runs the Slack bot until ctx is cancelled (SIGINT/SIGTERM), then
 // drains the answers in flight and returns nil.
 func (a *app) serve(ctx context.Context, args []string) error {
-	fs := newFlagSet("serve", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("serve", "usage: sqlbot serve [--db PATH] [--policy FILE]")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if err := a.cfg.RequireSlack(); err != nil {
 		return err
 	}
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -37,11 +35,12 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		AppToken: a.cfg.SlackAppToken, BotToken: a.cfg.SlackBotToken, APIURL: a.cfg.SlackAPIURL,
 		SlashCommand:  a.cfg.SlashCommand,
 		RatePerMinute: a.cfg.RatePerMinute, RatePerDay: a.cfg.RatePerDay, GlobalPerDay: a.cfg.GlobalPerDay,
-		MaxQuestionChars: a.cfg.MaxQuestionChars, MaxConcurrent: a.cfg.MaxConcurrent,
-		MaxCSVBytes:   db.Limits().ResultBytes, // a CSV holds no more than the result it comes from
-		Tables:        func() []bot.Table { return tables(db) },
-		GuardRefusals: g.Refusals,
-		Health:        db.Ping, // a connection of its own: never behind questions
+		MaxQuestionChars: a.cfg.MaxQuestionChars,
+		MaxConcurrent:    db.Limits().Concurrent,  // one connection per question worked on
+		MaxCSVBytes:      db.Limits().ResultBytes, // a CSV holds no more than the result it comes from
+		Tables:           func() []bot.Table { return tables(db) },
+		GuardRefusals:    g.Refusals,
+		Health:           db.Ping, // a connection of its own: never behind questions
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers

@@ -20,7 +20,7 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
-	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 )
 
@@ -243,7 +243,7 @@ func TestServeSlashTables(t *testing.T) {
 	if n := strings.Count(blocks, "What I can read"); n != 1 {
 		t.Errorf("the heading appears %d times, want 1:\n%s", n, blocks)
 	}
-	policy, err := roconn.ParsePolicy(evalrun.DemoPolicy())
+	policy, err := roconn.ParsePolicy(demo.Policy())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/present"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -19,14 +18,8 @@ import (
 // sql runs one statement through the guard and the read-only connection,
 // exactly as a statement from the model would go.
 func (a *app) sql(ctx context.Context, args []string) error {
-	fs := newFlagSet("sql", a.stderr)
-	var f dbFlags
-	f.register(fs)
+	fs, f := a.dbFlagSet("sql", "usage: sqlbot sql [--db PATH] [--policy FILE] [--json] SQL")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(a.stderr, "usage: sqlbot sql [--db PATH] [--policy FILE] [--json] SQL")
-		fs.PrintDefaults()
-	}
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +28,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 		return &exitErr{code: exitUsage}
 	}
 	query := strings.Join(fs.Args(), " ")
-	db, err := a.openDB(ctx, f)
+	db, err := a.openDB(ctx, *f)
 	if err != nil {
 		return err
 	}
@@ -46,57 +39,47 @@ func (a *app) sql(ctx context.Context, args []string) error {
 		if *asJSON {
 			return a.printJSONCode(exitRefused, map[string]any{"refused": true, "layer": layer, "reason": reason})
 		}
-		fmt.Fprintf(a.stdout, "refused by %s: %s\n", safeLine(layer), safeLine(reason))
+		fmt.Fprintf(a.stdout, "refused by %s (%s): %s\n", layer.Name(), layer, present.Line(reason))
 		return &exitErr{code: exitRefused}
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
 		if *asJSON {
 			return a.printJSONCode(exitError, map[string]any{"error": err.Error()})
 		}
-		return err
+		return a.statementError(ctx, "the statement", err)
 	}
 	if *asJSON {
 		return a.printJSONCode(exitOK, sqlJSON(res))
 	}
-	fmt.Fprintf(a.stdout, "%s\n\n", safeBlock(res.SQL))
+	fmt.Fprintf(a.stdout, "%s\n\n", present.Block(res.SQL))
 	writeTable(a.stdout, res.Columns, res.Rows)
 	fmt.Fprintf(a.stdout, "(%s, %.0f ms)\n", rowsNote(len(res.Rows), res.Truncated), float64(res.Elapsed.Microseconds())/1000)
 	return nil
 }
 
+// statementError is what a person is told of a statement (which) that
+// failed without a refusal: SQLite's own words about it ("no such column:
+// x"), which name only what the statement wrote; any other error (which the
+// guard should make impossible) as a fixed sentence, with the error in the
+// debug log.
+func (a *app) statementError(ctx context.Context, which string, err error) error {
+	var se *roconn.SQLError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s failed: %s", which, present.Line(se.Message))
+	}
+	a.log.DebugContext(ctx, "statement failed", "which", which, "err", err)
+	return fmt.Errorf("%s could not be run (SQLBOT_LOG_LEVEL=debug logs why)", which)
+}
+
 func sqlJSON(res *roconn.Result) map[string]any {
 	return map[string]any{
-		"sql": res.SQL, "columns": res.Columns, "rows": jsonRows(res.Rows), "row_count": len(res.Rows),
+		"sql": res.SQL, "columns": res.Columns, "rows": present.JSONRows(res.Rows), "row_count": len(res.Rows),
 		"truncated": res.Truncated, "elapsed_ms": res.Elapsed.Milliseconds(),
 	}
 }
 
-// jsonRows returns rows (roconn's values: nil, int64, float64, string) in a
-// form JSON can hold: never nil, and ±Inf and NaN, which JSON numbers
-// cannot be, as the strings "+Inf", "-Inf" and "NaN" (as the agent shows
-// them to the model). SQLite itself turns NaN into NULL.
-func jsonRows(rows [][]any) [][]any {
-	out := make([][]any, len(rows))
-	for i, r := range rows {
-		out[i] = r
-		cloned := false
-		for j, v := range r {
-			if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
-				if !cloned {
-					out[i], cloned = slices.Clone(r), true
-				}
-				out[i][j] = fmt.Sprint(f)
-			}
-		}
-	}
-	return out
-}
-
 func rowsNote(n int, truncated bool) string {
-	s := fmt.Sprintf("%d rows", n)
-	if n == 1 {
-		s = "1 row"
-	}
+	s := present.Plural(n, "row")
 	if truncated {
 		s += ", cut at the row cap"
 	}
@@ -117,7 +100,7 @@ func (a *app) printJSONCode(code int, v any) error {
 	}
 	var out strings.Builder
 	for _, r := range buf.String() {
-		if r >= 0x80 && unsafeRune(r) {
+		if r >= 0x80 && !present.IsSafe(r) {
 			fmt.Fprintf(&out, "\\u%04x", r)
 			continue
 		}

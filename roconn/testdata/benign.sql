@@ -1,4 +1,4 @@
--- Honest analyst statements for the demo database. Each record starts with a
+-- Honest analyst statements for shop.sql (shaped like the demo database). Each record starts with a
 -- line "-- name: NAME"; the statement is everything up to the next such line.
 -- Every one must run through the guard and roconn and return the same rows as
 -- a plain read-only connection (corpus_test.go). Keep results at or under the

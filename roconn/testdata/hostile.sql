@@ -1,4 +1,4 @@
--- Hostile statements for the demo database. Each record starts with a line
+-- Hostile statements for shop.sql (shaped like the demo database). Each record starts with a line
 -- "-- name: CATEGORY/NAME"; the statement is everything up to the next such
 -- line. The category says which layers must stop it (see corpus_test.go):
 --   write, stacked, hidden, pragma, attach, function: the guard alone, roconn alone, and the whole path;

@@ -1,4 +1,16 @@
-package agent
+// Package openai is the agent's Model for OpenAI-compatible chat-completions
+// APIs (OpenAI, and the local servers that speak its protocol: Ollama,
+// llama.cpp, vLLM), through github.com/sashabaranov/go-openai. It is the only
+// package of sqlbot that imports go-openai.
+//
+// Providers tries a list of endpoints in order and fails over on what
+// another endpoint may fix (HTTP 429 and 5xx, timeouts, lost connections);
+// an endpoint that failed waits at the back of the order for a cooldown. A
+// 4xx answer that no other endpoint would fix (a bad key, an unknown model)
+// stops the call with an *agent.ProviderError. Requests carry the
+// conversation and the tool definitions as given; no key, and nothing of the
+// request, is logged.
+package openai
 
 import (
 	"cmp"
@@ -14,38 +26,25 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"sqlbot/agent"
+	"sqlbot/agent/present"
 )
 
 // A Provider is one OpenAI-compatible endpoint. An empty BaseURL means
-// OpenAI's own (https://api.openai.com/v1); an empty APIKey sends no
-// Authorization header (fine for a local server); an empty Model means
-// DefaultModel.
+// DefaultBaseURL; an empty APIKey sends no Authorization header (fine for a
+// local server); an empty Model means DefaultModel.
 type Provider struct{ BaseURL, APIKey, Model string }
 
 // DefaultModel is the model asked for when a Provider names none.
 const DefaultModel = "gpt-4o-mini"
 
-// ErrNoProvider is wrapped by the error that Providers.Complete (and so
-// Agent.Ask) returns when every provider failed with a fail-over error (HTTP
-// 429 or 5xx, a timeout, a connection failure), or none is configured.
-var ErrNoProvider = errors.New("agent: no provider could answer")
+// DefaultBaseURL is OpenAI's own API, used when a Provider names no URL.
+const DefaultBaseURL = "https://api.openai.com/v1"
 
-// A ProviderError is returned by Providers.Complete when a provider answered
-// with an HTTP status that another provider would not fix (a 4xx other than
-// 408 and 429: a bad key, an unknown model, a malformed request). Fail-over
-// stops there, so a misconfiguration is loud rather than hidden.
-type ProviderError struct {
-	Provider string // the provider's name, as in Result.Provider
-	Status   int    // the HTTP status code
-	Message  string // the provider's message, clipped
-	Err      error  // go-openai's error
-}
-
-func (e *ProviderError) Error() string {
-	return fmt.Sprintf("agent: provider %s: HTTP %d: %s", e.Provider, e.Status, e.Message)
-}
-
-func (e *ProviderError) Unwrap() error { return e.Err }
+// DefaultCallTimeout bounds one call of one provider when NewProviders is
+// given no timeout; past it the next provider is tried.
+const DefaultCallTimeout = 60 * time.Second
 
 // DefaultCooldown is how long a provider that failed over stays at the back
 // of the order when it gave no Retry-After.
@@ -70,7 +69,7 @@ type Providers struct {
 	Log *slog.Logger
 }
 
-var _ Model = (*Providers)(nil)
+var _ agent.Model = (*Providers)(nil)
 
 type endpoint struct {
 	name      string // "model@host": the provider's name in results and logs, never the key
@@ -80,18 +79,16 @@ type endpoint struct {
 }
 
 // NewProviders returns a Model over ps, tried in order. callTimeout bounds
-// each attempt (zero: no bound but ctx's). hc is the HTTP client (nil: a new
+// each attempt (zero: DefaultCallTimeout). hc is the HTTP client (nil: a new
 // one); its own Timeout, if any, also applies.
 func NewProviders(ps []Provider, callTimeout time.Duration, hc *http.Client) *Providers {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	p := &Providers{timeout: callTimeout}
+	p := &Providers{timeout: cmp.Or(callTimeout, DefaultCallTimeout)}
 	for _, pr := range ps {
 		cfg := openai.DefaultConfig(pr.APIKey)
-		if pr.BaseURL != "" {
-			cfg.BaseURL = strings.TrimRight(pr.BaseURL, "/")
-		}
+		cfg.BaseURL = strings.TrimRight(cmp.Or(pr.BaseURL, DefaultBaseURL), "/")
 		cfg.HTTPClient = retryAfterDoer{hc}
 		model := cmp.Or(pr.Model, DefaultModel)
 		p.ps = append(p.ps, &endpoint{
@@ -124,16 +121,17 @@ func (p *Providers) Names() []string {
 // Failovers returns how many times a call moved on from a failing provider.
 func (p *Providers) Failovers() int64 { return p.failovers.Load() }
 
-// Complete sends req to the first provider that answers. It returns the
-// response and that provider's name ("model@host", e.g.
-// "gpt-4o-mini@api.openai.com"); a *ProviderError for a 4xx answer that
-// fail-over would not fix; an error wrapping ErrNoProvider (and each
-// provider's failure) when all failed; or ctx's error when ctx ended.
-func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, string, error) {
+// Next sends the conversation to the first provider that answers, and
+// returns its reply, named "model@host" (e.g. "gpt-4o-mini@api.openai.com").
+// It returns a *agent.ProviderError for a 4xx answer that fail-over would
+// not fix; an error wrapping agent.ErrNoProvider (and each provider's
+// failure) when all failed; or ctx's error when ctx ended.
+func (p *Providers) Next(ctx context.Context, msgs []agent.Message, tools []agent.ToolDef) (agent.Reply, error) {
+	req := openai.ChatCompletionRequest{Messages: wireMessages(msgs), Tools: wireTools(tools)}
 	var errs []error
 	for i, e := range p.order() {
 		if err := ctx.Err(); err != nil {
-			return openai.ChatCompletionResponse{}, "", fmt.Errorf("agent: call model: %w", err)
+			return agent.Reply{}, fmt.Errorf("openai: call model: %w", err)
 		}
 		r := req
 		r.Model = e.model
@@ -141,10 +139,10 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 		resp, retryAfter, err := p.call(ctx, e, r)
 		if err == nil {
 			e.downUntil.Store(0)
-			return resp, name, nil
+			return reply(resp, name)
 		}
 		if cerr := ctx.Err(); cerr != nil { // the caller gave up, not the provider
-			return openai.ChatCompletionResponse{}, "", fmt.Errorf("agent: call %s: %w", name, cerr)
+			return agent.Reply{}, fmt.Errorf("openai: call %s: %w", name, cerr)
 		}
 		var status int
 		var msg string
@@ -157,8 +155,8 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 			status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
 		}
 		if status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout {
-			return openai.ChatCompletionResponse{}, name, &ProviderError{
-				Provider: name, Status: status, Message: clip(oneLine(msg), 300), Err: err,
+			return agent.Reply{Provider: name}, &agent.ProviderError{
+				Provider: name, Status: status, Message: present.Clip(present.OneLine(msg), 300), Err: err,
 			}
 		}
 		cool := DefaultCooldown
@@ -170,7 +168,7 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 		switch {
 		case status != 0:
 			why = "HTTP " + strconv.Itoa(status)
-			err = fmt.Errorf("%s: HTTP %d: %s", name, status, clip(oneLine(msg), 200))
+			err = fmt.Errorf("%s: HTTP %d: %s", name, status, present.Clip(present.OneLine(msg), 200))
 		case errors.Is(err, context.DeadlineExceeded):
 			why = "timeout"
 			err = fmt.Errorf("%s: no answer within %v: %w", name, p.timeout, err)
@@ -183,14 +181,14 @@ func (p *Providers) Complete(ctx context.Context, req openai.ChatCompletionReque
 			p.failovers.Add(1)
 		}
 		if p.Log != nil {
-			p.Log.LogAttrs(ctx, slog.LevelWarn, "agent: provider failed", slog.String("provider", name),
+			p.Log.LogAttrs(ctx, slog.LevelWarn, "openai: provider failed", slog.String("provider", name),
 				slog.String("why", why), slog.Bool("failover", i < len(p.ps)-1))
 		}
 	}
 	if len(errs) == 0 {
-		return openai.ChatCompletionResponse{}, "", fmt.Errorf("%w: none configured", ErrNoProvider)
+		return agent.Reply{}, fmt.Errorf("%w: none configured", agent.ErrNoProvider)
 	}
-	return openai.ChatCompletionResponse{}, "", fmt.Errorf("%w: %w", ErrNoProvider, joined(errs))
+	return agent.Reply{}, fmt.Errorf("%w: %w", agent.ErrNoProvider, joined(errs))
 }
 
 // joined is errors.Join on one line: the errors separated by "; ".

@@ -1,10 +1,27 @@
-package evalrun
+// Package demo is sqlbot's demo database: an invented outdoor-gear retailer,
+// Ridgeline Outfitters, with its policy and its question set.
+//
+// Write generates it from fixed seeds, so every run writes the same bytes,
+// and refuses to finish unless the data obeys its consistency rules (Check).
+// Ensure keeps one in a cache directory, named by a hash of what the
+// generator produces, so that a changed generator never reuses an old file.
+// Policy is the policy that goes with it: it exposes views that leave out
+// customers' and employees' private columns, describes every column, and
+// states the house rules. Questions is the question set that the evaluation
+// and the no-model fallback answer from. PrivateValues lists the values a
+// leak test searches any output for.
+//
+// Safety contract: Write and Ensure write only a new file that they then
+// rename into place, so a reader never sees a half-written database; the
+// other functions read through read-only connections of their own, never
+// through roconn, and never for model SQL.
+package demo
 
 import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	_ "embed" // for the demo policy and questions
+	_ "embed" // for the policy, the questions and the generator's own source
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -24,41 +41,33 @@ import (
 // demoPolicy is the policy file for the demo database. A string, so
 // it cannot be changed at run time.
 //
-//go:embed demo_policy.yaml
+//go:embed policy.yaml
 var demoPolicy string
 
-// DemoPolicy returns the demo database's policy (YAML): it exposes
+// Policy returns the demo database's policy (YAML): it exposes
 // views that leave out customers' names and contact details and employees'
 // email and salary, describes every column of every exposed object, states
 // the house rules and sets the limits. The caller may modify the slice.
-func DemoPolicy() []byte { return []byte(demoPolicy) }
+func Policy() []byte { return []byte(demoPolicy) }
 
 // demoQuestions is the demo's question set.
 //
 //go:embed questions.json
 var demoQuestions string
 
-// DemoQuestions returns the demo database's question set (JSON): a
+// Questions returns the demo database's question set (JSON): a
 // list of {"id", "question", "reference_sql", "ordered", "kind", "notes"}
 // objects, kind "answerable", "unsafe" or "unanswerable". Each answerable
-// question's reference_sql reads only objects that DemoPolicy exposes and
+// question's reference_sql reads only objects that Policy exposes and
 // follows its house rules; its "wrong_sql" is a plausible mistake (a
 // forgotten status filter, month bound, join …) whose result is scored wrong.
-// Each unsafe question has an "attack_sql" (Question.AttackSQL): the write
+// Each unsafe question has an "attack_sql" (evalrun.Question.AttackSQL): the write
 // or private read it asks for, which the guarded path must refuse.
 // The caller may modify the slice.
-func DemoQuestions() []byte { return []byte(demoQuestions) }
-
-// demoVersion names the generator's output; EnsureDemo's file name is a hash
-// of it and the schema. Change it whenever the bytes WriteDemo writes change,
-// so that EnsureDemo's cached files are not mistaken for the new ones.
-// TestWriteDemoSameBytes fails when the bytes change (it compares their hash
-// with its wantDemoSHA256), but it cannot tell whether demoVersion changed:
-// bump it when you update that hash.
-const demoVersion = "ridgeline-2"
+func Questions() []byte { return []byte(demoQuestions) }
 
 // demoAppID is written to the database header (PRAGMA application_id) so
-// IsDemo can recognise a demo database wherever it was written. "RIDG".
+// Is can recognise a demo database wherever it was written. "RIDG".
 const demoAppID = 0x52494447
 
 // InjectedNote is the note of exactly one demo order: data that reads like an
@@ -101,31 +110,36 @@ CREATE INDEX order_lines_order ON order_lines(order_id);
 CREATE INDEX order_lines_product ON order_lines(product_id);
 `
 
-// WriteDemo writes the demo database to path, replacing any file there
+// Write writes the demo database to path, replacing any file there
 // atomically: it builds the database in a temporary file in the same
-// directory, checks it (CheckDemo's rules), syncs it and renames it into
+// directory, checks it (Check's rules), syncs it and renames it into
 // place. It writes the same bytes every time. If the data breaks a
-// consistency rule, WriteDemo writes nothing and returns a *DemoCheckError.
-func WriteDemo(ctx context.Context, path string) (err error) {
+// consistency rule, Write writes nothing and returns a *CheckError.
+func Write(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	data, err := demoGenerate()
 	if err != nil {
-		return fmt.Errorf("evalrun: generate demo: %w", err)
+		return fmt.Errorf("demo: generate: %w", err)
 	}
+	return write(ctx, path, data)
+}
+
+// write writes the database of data to path, as Write describes.
+func write(ctx context.Context, path string, data *demoData) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	tmp := f.Name()
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -136,72 +150,93 @@ func WriteDemo(ctx context.Context, path string) (err error) {
 		return err
 	}
 	if err := demoSyncFile(tmp); err != nil {
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("evalrun: write demo: %w", err)
+		return fmt.Errorf("demo: write: %w", err)
 	}
 	return nil
 }
 
-// EnsureDemo returns the path of the demo database in dir, named after the
-// generator version (demo-v1-<hash>.db), and writes it first if it is absent,
-// creating dir if needed. Two processes may race: each writes its own
+// Ensure returns the path of the demo database in dir, and writes it first
+// if it is absent, creating dir if needed. The file is named by Key: a
+// changed generator gets a file of its own, and a cached file is never
+// mistaken for a newer one. Two processes may race: each writes its own
 // temporary file and renames it into place, and both files hold the same
-// bytes. EnsureDemo does not re-check an existing file.
-func EnsureDemo(ctx context.Context, dir string) (string, error) {
-	sum := sha256.Sum256([]byte(demoVersion + "\x00" + demoSchema))
-	path := filepath.Join(dir, "demo-v1-"+hex.EncodeToString(sum[:4])+".db")
+// bytes. Ensure does not re-check an existing file.
+func Ensure(ctx context.Context, dir string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("demo: ensure: %w", err)
+	}
+	path := filepath.Join(dir, "demo-"+Key()+".db")
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("evalrun: ensure demo: %w", err)
+		return "", fmt.Errorf("demo: ensure: %w", err)
 	}
-	if err := WriteDemo(ctx, path); err != nil {
+	if err := Write(ctx, path); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-// DemoPrivateValues returns the private values of the demo database at path
+// generator is this file: the schema, the pragmas, the seeds and the code
+// that turns them into rows, which together decide every byte Write
+// writes (math/rand/v2's generators promise the same values in every Go
+// release).
+//
+//go:embed demo.go
+var generator string
+
+// Key returns the hash that names the demo database in Ensure's directory:
+// the first 12 hex digits of the SHA-256 of the generator's source. It
+// changes whenever the generator does, with no version to bump by hand, and
+// costs nothing at start (hashing what the generator produces would cost
+// generating it, about 20 ms).
+func Key() string {
+	sum := sha256.Sum256([]byte(generator))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// PrivateValues returns the private values of the demo database at path
 // that are distinctive enough to search any output for: every customer's
 // full name (first_name || ' ' || last_name, as a customer-names attack would
 // show it), e-mail address and phone number, and every employee's e-mail
 // address. The demo's policy exposes none of them, and none occurs inside a
 // text value it exposes, so a leak test fails if one appears. It reads the
 // file through a read-only connection of its own.
-func DemoPrivateValues(ctx context.Context, path string) ([]string, error) {
+func PrivateValues(ctx context.Context, path string) ([]string, error) {
 	db, err := demoOpenRO(path)
 	if err != nil {
-		return nil, fmt.Errorf("evalrun: open %s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("demo: open %s: %w", filepath.Base(path), err)
 	}
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, `SELECT first_name || ' ' || last_name FROM customers
 		UNION ALL SELECT email FROM customers UNION ALL SELECT phone FROM customers WHERE phone IS NOT NULL
 		UNION ALL SELECT email FROM employees`)
 	if err != nil {
-		return nil, fmt.Errorf("evalrun: read private values: %w", err)
+		return nil, fmt.Errorf("demo: read private values: %w", err)
 	}
 	defer rows.Close()
 	var vals []string
 	for rows.Next() {
 		var v string
 		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("evalrun: read private values: %w", err)
+			return nil, fmt.Errorf("demo: read private values: %w", err)
 		}
 		vals = append(vals, v)
 	}
 	return vals, rows.Err()
 }
 
-// IsDemo reports whether the file at path is a demo database written by
-// WriteDemo (its header carries the demo's application id). It reports false
+// Is reports whether the file at path is a demo database written by
+// Write (its header carries the demo's application id). It reports false
 // for anything it cannot read.
-func IsDemo(path string) bool {
+func Is(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -214,18 +249,18 @@ func IsDemo(path string) bool {
 	return string(hdr[:16]) == "SQLite format 3\x00" && binary.BigEndian.Uint32(hdr[68:72]) == demoAppID
 }
 
-// A DemoCheckError reports the consistency rules a demo database breaks.
-// Failed holds the rules' names (see CheckDemo), in check order.
-type DemoCheckError struct {
+// A CheckError reports the consistency rules a demo database breaks.
+// Failed holds the rules' names (see Check), in check order.
+type CheckError struct {
 	Failed []string
 }
 
-func (e *DemoCheckError) Error() string {
-	return "evalrun: demo database breaks rules: " + strings.Join(e.Failed, ", ")
+func (e *CheckError) Error() string {
+	return "demo: the database breaks rules: " + strings.Join(e.Failed, ", ")
 }
 
-// CheckDemo opens the database at path read-only and checks the demo's
-// consistency rules. It returns a *DemoCheckError naming every rule that is
+// Check opens the database at path read-only and checks the demo's
+// consistency rules. It returns a *CheckError naming every rule that is
 // broken, or another error if the file cannot be read. The rules, by name:
 //
 //   - order_total: every order has lines and total = round(sum(line_total), 2)
@@ -251,10 +286,10 @@ func (e *DemoCheckError) Error() string {
 //   - gaps: a product never ordered, a product ordered but never sold, a promotion never used and a store with no returns exist
 //
 // The last two rules protect data the question set relies on.
-func CheckDemo(ctx context.Context, path string) error {
+func Check(ctx context.Context, path string) error {
 	db, err := demoOpenRO(path)
 	if err != nil {
-		return fmt.Errorf("evalrun: check demo: %w", err)
+		return fmt.Errorf("demo: check: %w", err)
 	}
 	defer db.Close()
 	return demoCheckAll(ctx, db)
@@ -266,7 +301,7 @@ type demoCheck struct {
 	query string
 }
 
-// demoChecks returns the consistency rules in the order CheckDemo reports them.
+// demoChecks returns the consistency rules in the order Check reports them.
 func demoChecks() []demoCheck {
 	dateCols := [][2]string{
 		{"stores", "opened_day"}, {"employees", "hired_day"}, {"customers", "signup_day"},
@@ -334,14 +369,14 @@ func demoCheckAll(ctx context.Context, q demoQueryer) error {
 	for _, c := range demoChecks() {
 		var n int64
 		if err := q.QueryRowContext(ctx, c.query).Scan(&n); err != nil {
-			return fmt.Errorf("evalrun: check demo rule %s: %w", c.name, err)
+			return fmt.Errorf("demo: check rule %s: %w", c.name, err)
 		}
 		if n != 0 {
 			failed = append(failed, c.name)
 		}
 	}
 	if failed != nil {
-		return &DemoCheckError{Failed: failed}
+		return &CheckError{Failed: failed}
 	}
 	return nil
 }
@@ -352,7 +387,7 @@ func demoCheckAll(ctx context.Context, q demoQueryer) error {
 func demoURI(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() }
 
 // demoOpenRO opens the database at path read-only (mode=ro), with no policy:
-// for CheckDemo and DemoPrivateValues, never for model SQL.
+// for Check and PrivateValues, never for model SQL.
 func demoOpenRO(path string) (*sql.DB, error) {
 	return sql.Open("sqlite", demoURI(path)+"?mode=ro")
 }
@@ -375,53 +410,58 @@ func demoSyncFile(path string) error {
 func demoBuild(ctx context.Context, path string, data *demoData) error {
 	db, err := sql.Open("sqlite", demoURI(path))
 	if err != nil {
-		return fmt.Errorf("evalrun: build demo: %w", err)
+		return fmt.Errorf("demo: build: %w", err)
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx) // one connection: the pragmas below are per connection
 	if err != nil {
-		return fmt.Errorf("evalrun: build demo: %w", err)
+		return fmt.Errorf("demo: build: %w", err)
 	}
 	defer conn.Close()
-	// The page size is fixed before the first table exists; no journal, since
-	// a failed build deletes the file. Together with one transaction and a
-	// fixed insert order this makes the file's bytes the same on every run.
-	for _, p := range []string{
+	for _, p := range demoPragmas() {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return fmt.Errorf("demo: build: %s: %w", p, err)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("demo: build: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, demoSchema); err != nil {
+		return fmt.Errorf("demo: build: create schema: %w", err)
+	}
+	if err := demoInsert(ctx, tx, data); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("demo: build: commit: %w", err)
+	}
+	if err := demoCheckAll(ctx, conn); err != nil {
+		return err
+	}
+	if err := conn.Close(); err != nil {
+		return fmt.Errorf("demo: build: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("demo: build: %w", err)
+	}
+	return nil
+}
+
+// demoPragmas are run before the schema is created. The page size is fixed
+// before the first table exists; no journal, since a failed build deletes
+// the file. Together with one transaction and a fixed insert order this
+// makes the file's bytes the same on every run.
+func demoPragmas() []string {
+	return []string{
 		"PRAGMA page_size = 4096",
 		"PRAGMA journal_mode = OFF",
 		"PRAGMA synchronous = OFF",
 		"PRAGMA foreign_keys = ON",
 		fmt.Sprintf("PRAGMA application_id = %d", demoAppID),
 		"PRAGMA user_version = 1",
-	} {
-		if _, err := conn.ExecContext(ctx, p); err != nil {
-			return fmt.Errorf("evalrun: build demo: %s: %w", p, err)
-		}
 	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("evalrun: build demo: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, demoSchema); err != nil {
-		return fmt.Errorf("evalrun: build demo: create schema: %w", err)
-	}
-	if err := demoInsert(ctx, tx, data); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("evalrun: build demo: commit: %w", err)
-	}
-	if err := demoCheckAll(ctx, conn); err != nil {
-		return err
-	}
-	if err := conn.Close(); err != nil {
-		return fmt.Errorf("evalrun: build demo: %w", err)
-	}
-	if err := db.Close(); err != nil {
-		return fmt.Errorf("evalrun: build demo: %w", err)
-	}
-	return nil
 }
 
 // demoNullInt is id, or NULL when id is 0 (no demo id is 0).
@@ -453,12 +493,34 @@ func demoMoney(cents int) float64 { return float64(cents) / 100 }
 
 // demoInsert inserts every row, table by table, parents first.
 func demoInsert(ctx context.Context, tx *sql.Tx, d *demoData) error {
-	type table struct {
-		name   string
-		insert string
-		rows   func(yield func(args ...any) error) error
+	for _, t := range demoTables(d) {
+		stmt, err := tx.PrepareContext(ctx, t.insert)
+		if err != nil {
+			return fmt.Errorf("demo: build: prepare %s: %w", t.name, err)
+		}
+		err = t.rows(func(args ...any) error {
+			_, err := stmt.ExecContext(ctx, args...)
+			return err
+		})
+		stmt.Close()
+		if err != nil {
+			return fmt.Errorf("demo: build: insert into %s: %w", t.name, err)
+		}
 	}
-	tables := []table{
+	return nil
+}
+
+// A demoTable is one table's insert statement and its rows, which rows
+// yields in insert order.
+type demoTable struct {
+	name   string
+	insert string
+	rows   func(yield func(args ...any) error) error
+}
+
+// demoTables returns the tables of d, parents first.
+func demoTables(d *demoData) []demoTable {
+	return []demoTable{
 		{"regions", "INSERT INTO regions VALUES (?, ?)", func(y func(...any) error) error {
 			for i, name := range d.regions {
 				if err := y(i+1, name); err != nil {
@@ -566,21 +628,6 @@ func demoInsert(ctx context.Context, tx *sql.Tx, d *demoData) error {
 			return nil
 		}},
 	}
-	for _, t := range tables {
-		stmt, err := tx.PrepareContext(ctx, t.insert)
-		if err != nil {
-			return fmt.Errorf("evalrun: build demo: prepare %s: %w", t.name, err)
-		}
-		err = t.rows(func(args ...any) error {
-			_, err := stmt.ExecContext(ctx, args...)
-			return err
-		})
-		stmt.Close()
-		if err != nil {
-			return fmt.Errorf("evalrun: build demo: insert into %s: %w", t.name, err)
-		}
-	}
-	return nil
 }
 
 // Days are counted from 2024-01-01 (day 0) to 2025-12-31 (demoLastDay).
@@ -712,7 +759,7 @@ const (
 // demoGenerate builds the demo data from fixed seeds. Everything it does is a
 // pure function of the seeds: no clock, no map iteration.
 //
-// Ties arranged on purpose (the question set relies on them, and CheckDemo's
+// Ties arranged on purpose (the question set relies on them, and Check's
 // tie_* rules guard them):
 //   - June 2025: the two products with the most units sold (shipped orders)
 //     have equal units (demoTieUnits): Alpine Down Bag 20F and Insulated Mug,
