@@ -324,7 +324,7 @@ func (s *Server) chatPostMessage(form url.Values) (map[string]any, *apiError) {
 	ts := s.newTSLocked()
 	st := &stored{channel: channel, ts: ts, threadTS: thread, user: botUserID, botID: botID, text: text, blocks: blocks}
 	s.storeLocked(st)
-	s.messages = append(s.messages, Message{Method: "chat.postMessage", Channel: channel, ThreadTS: thread,
+	s.addMessageLocked(Message{Method: "chat.postMessage", Channel: channel, ThreadTS: thread,
 		Text: text, Blocks: blocks, TS: ts})
 	s.notifyLocked()
 	msg := st.wire()
@@ -357,7 +357,7 @@ func (s *Server) chatPostEphemeral(form url.Values) (map[string]any, *apiError) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.newTSLocked()
-	s.ephemeral = append(s.ephemeral, Message{Method: "chat.postEphemeral", Channel: channel,
+	s.addEphemeralLocked(Message{Method: "chat.postEphemeral", Channel: channel,
 		ThreadTS: thread, Text: text, Blocks: blocks, User: user, TS: ts,
 		Hidden: thread != "" && !s.hasRepliesLocked(channel, thread)})
 	s.notifyLocked()
@@ -430,7 +430,7 @@ func (s *Server) chatUpdate(form url.Values) (map[string]any, *apiError) {
 	if blocks != nil { // absent blocks are kept, as in Slack
 		st.blocks = blocks
 	}
-	s.messages = append(s.messages, Message{Method: "chat.update", Channel: channel, ThreadTS: st.threadTS,
+	s.addMessageLocked(Message{Method: "chat.update", Channel: channel, ThreadTS: st.threadTS,
 		Text: text, Blocks: blocks, TS: ts})
 	evTS := s.newTSLocked()
 	msg := st.wire()
@@ -950,9 +950,9 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	if msg.ResponseType == "in_channel" {
 		s.storeLocked(&stored{channel: sl.channel, ts: ts, threadTS: msg.ThreadTS, user: botUserID,
 			botID: botID, text: msg.Text, blocks: msg.Blocks})
-		s.messages = append(s.messages, m)
+		s.addMessageLocked(m)
 	} else {
-		s.ephemeral = append(s.ephemeral, m)
+		s.addEphemeralLocked(m)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
