@@ -648,7 +648,6 @@ func (s *Server) WaitLive(ctx context.Context, n int) ([]int, error) {
 	return ids, nil
 }
 
-
 // An EventSpec describes one events_api envelope for SendEvent. Build it with
 // MentionEvent, DMEvent or DMEditEvent, or set Raw for any other event.
 type EventSpec struct {
