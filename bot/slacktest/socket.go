@@ -263,6 +263,16 @@ func (s *Server) forget(c *conn) {
 	close(c.done)
 }
 
+// drop closes c abruptly, after taking it out of the live connections so
+// that no envelope and no hello counts it any more.
+func (s *Server) drop(c *conn) {
+	s.mu.Lock()
+	s.unliveLocked(c)
+	s.notifyLocked()
+	s.mu.Unlock()
+	c.close()
+}
+
 // unliveLocked takes c out of the connections envelopes are sent on.
 func (s *Server) unliveLocked(c *conn) {
 	for i, l := range s.live {
@@ -286,7 +296,7 @@ func (s *Server) pinger(c *conn) {
 			return
 		case <-t.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second)); err != nil {
-				c.close()
+				s.drop(c)
 				return
 			}
 		}
@@ -408,6 +418,7 @@ func (s *Server) deliver(ctx context.Context, env *envelope, avoid int) error {
 			if before, after = s.dropLocked(); before {
 				env.lost = true
 				s.recordSentLocked(env, c)
+				s.unliveLocked(c)
 			}
 		}
 		ch := s.changed
@@ -422,11 +433,11 @@ func (s *Server) deliver(ctx context.Context, env *envelope, avoid int) error {
 				s.recordSentLocked(env, c)
 				s.mu.Unlock()
 				if after {
-					c.close()
+					s.drop(c)
 				}
 				return nil
 			}
-			c.close()
+			s.drop(c)
 			ch = c.done
 		}
 		select {
@@ -543,7 +554,7 @@ func (s *Server) disconnect(ctx context.Context, conns []*conn, reason string) e
 				expired = true
 			case <-ctx.Done():
 				for _, c := range conns {
-					c.close()
+					c.close() // already taken out of the live ones
 				}
 				return fmt.Errorf("slacktest: disconnect: %w", ctx.Err())
 			}
@@ -587,7 +598,7 @@ func (s *Server) DropConn(id int) error {
 	if c == nil {
 		return fmt.Errorf("slacktest: drop connection %d: %w", id, ErrNotConnected)
 	}
-	c.close()
+	s.drop(c)
 	<-c.done
 	return nil
 }
@@ -1126,7 +1137,7 @@ func (s *Server) DropConnection() {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.close()
+		s.drop(c)
 	}
 	for _, c := range conns {
 		<-c.done // the read loop ends as soon as its connection is closed
