@@ -17,8 +17,8 @@ import (
 
 // replica is one real slack-go Socket Mode client with its own Web API
 // client, as one replica of a bot would run it. It acks what ack accepts
-// (everything when ack is nil) at once, then runs work, if any, on a bounded
-// pool of goroutines.
+// (everything when ack is nil) at once, then queues work, if any, for a
+// pool of four workers.
 type replica struct {
 	api  *slack.Client
 	sm   *socketmode.Client
@@ -36,6 +36,10 @@ type replica struct {
 	reqs   []socketmode.Request // events_api and slash_commands requests received
 	runErr error
 }
+
+// ackWait bounds how long a replica waits to hand an ack to slack-go. An
+// ack later than Slack's 3 s is useless anyway.
+const ackWait = time.Second
 
 type replicaOption func(*replica)
 
@@ -93,17 +97,23 @@ func (r *replica) loop(ctx context.Context) {
 		r.reqs = append(r.reqs, *e.Request)
 		r.mu.Unlock()
 		if r.ack == nil || r.ack(*e.Request) {
-			_ = r.sm.AckCtx(ctx, e.Request.EnvelopeID, nil) // fails only when ctx is done
+			// Bounded: slack-go queues acks for the connection's writer,
+			// which, when a write fails on a dropped socket, blocks on
+			// reporting it into Events, which this loop drains. An ack
+			// that waits for ever deadlocks the client.
+			actx, cancel := context.WithTimeout(ctx, ackWait)
+			_ = r.sm.AckCtx(actx, e.Request.EnvelopeID, nil) // a lost ack is redelivered
+			cancel()
 		}
 		if r.work == nil {
 			continue
 		}
-		select {
-		case r.pool <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		r.wg.Go(func() {
+		r.wg.Go(func() { // queued: the next envelope is acked without waiting
+			select {
+			case r.pool <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			defer func() { <-r.pool }()
 			r.work(ctx, r, e)
 		})

@@ -431,6 +431,21 @@ func (s *Server) Connections() int {
 	return s.connections
 }
 
+// Counts are the sizes of the Server's records: Sent, Acks, Messages,
+// Ephemeral and Calls.
+type Counts struct {
+	Sent, Acks, Messages, Ephemeral, Calls int
+}
+
+// Counts returns how many envelopes were sent, frames received, messages and
+// ephemeral messages posted and Web API calls answered so far. Unlike the
+// accessors that copy the records, it is cheap to poll during a long run.
+func (s *Server) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Counts{Sent: len(s.sent), Acks: len(s.acks), Messages: len(s.messages), Ephemeral: len(s.ephemeral), Calls: len(s.calls)}
+}
+
 // Acks returns every frame the client sent over Socket Mode, in order.
 func (s *Server) Acks() []Ack {
 	s.mu.Lock()
