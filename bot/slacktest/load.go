@@ -136,7 +136,7 @@ func (s *Server) Load(ctx context.Context, spec LoadSpec) (*LoadReport, error) {
 	ctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 
-	run := &loadRun{byThread: make(map[threadKey]int), events: make(map[string]int)}
+	run := &loadRun{byThread: make(map[msgKey]int), events: make(map[string]int)}
 	start := time.Now()
 	sendErr := s.loadSend(ctx, spec, run, start)
 	sending := time.Since(start)
@@ -150,13 +150,11 @@ func (s *Server) Load(ctx context.Context, spec LoadSpec) (*LoadReport, error) {
 	return r, errors.Join(sendErr, waitErr)
 }
 
-type threadKey struct{ channel, ts string }
-
 // loadRun is what Load sent.
 type loadRun struct {
 	mentions []MentionResult
-	byThread map[threadKey]int // → index in mentions
-	events   map[string]int    // event_id → index in mentions
+	byThread map[msgKey]int // → index in mentions
+	events   map[string]int // event_id → index in mentions
 	channels map[string]bool
 	users    map[string]bool
 }
@@ -185,7 +183,7 @@ func (s *Server) loadSend(ctx context.Context, spec LoadSpec, run *loadRun, star
 			return fmt.Errorf("slacktest: load: mention %d: %w", i, err)
 		}
 		run.channels[channel], run.users[user] = true, true
-		run.byThread[threadKey{channel, ts}] = len(run.mentions)
+		run.byThread[msgKey{channel, ts}] = len(run.mentions)
 		run.events[env.eventID] = len(run.mentions)
 		run.mentions = append(run.mentions, MentionResult{User: user, Channel: channel, TS: ts, EventID: env.eventID})
 	}
@@ -264,7 +262,7 @@ func (s *Server) loadReport(run *loadRun) *LoadReport {
 		if msg.Method != "chat.postMessage" {
 			continue
 		}
-		i, ok := run.byThread[threadKey{msg.Channel, msg.ThreadTS}]
+		i, ok := run.byThread[msgKey{msg.Channel, msg.ThreadTS}]
 		if !ok {
 			continue
 		}
@@ -285,7 +283,7 @@ func (s *Server) loadReport(run *loadRun) *LoadReport {
 		if msg.Hidden {
 			r.HiddenNotices++
 		}
-		if i, ok := run.byThread[threadKey{msg.Channel, msg.ThreadTS}]; ok && r.Mentions[i].User == msg.User {
+		if i, ok := run.byThread[msgKey{msg.Channel, msg.ThreadTS}]; ok && r.Mentions[i].User == msg.User {
 			r.Mentions[i].Notices++
 		}
 	}

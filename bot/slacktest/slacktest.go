@@ -280,12 +280,17 @@ type Server struct {
 	calls         []Call
 	faults        map[string][]fault
 	history       map[string][]*stored // channel → messages, in arrival order
+	stored        map[msgKey]*stored   // the same, by channel and ts
+	replies       map[msgKey]int       // channel and thread ts → replies in the history
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
 	holds         map[string][]*Hold   // by method
 }
 
 type reactionKey struct{ channel, ts, name string }
+
+// msgKey names a message: its channel and ts.
+type msgKey struct{ channel, ts string }
 
 type fault struct {
 	slackErr   string
@@ -321,6 +326,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		uploadTickets: make(map[string]*upload),
 		faults:        make(map[string][]fault),
 		history:       make(map[string][]*stored),
+		stored:        make(map[msgKey]*stored),
+		replies:       make(map[msgKey]int),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
 		holds:         make(map[string][]*Hold),

@@ -374,12 +374,7 @@ func (s *Server) canPost(channel string) bool {
 // hasRepliesLocked reports whether the thread of thread in channel has a
 // reply: Slack shows an ephemeral message in a thread only then.
 func (s *Server) hasRepliesLocked(channel, thread string) bool {
-	for _, m := range s.history[channel] {
-		if m.threadTS == thread && m.ts != thread {
-			return true
-		}
-	}
-	return false
+	return s.replies[msgKey{channel, thread}] > 0
 }
 
 // conversationsOpen opens (or finds) the app's DM with one user: its ID is
@@ -544,19 +539,19 @@ func (m *stored) wire() map[string]any {
 
 // storeLocked adds m to its channel's history unless it is there already.
 func (s *Server) storeLocked(m *stored) {
-	if m.channel == "" || m.ts == "" || s.findLocked(m.channel, m.ts) != nil {
+	k := msgKey{m.channel, m.ts}
+	if m.channel == "" || m.ts == "" || s.stored[k] != nil {
 		return
 	}
 	s.history[m.channel] = append(s.history[m.channel], m)
+	s.stored[k] = m
+	if m.threadTS != "" && m.threadTS != m.ts {
+		s.replies[msgKey{m.channel, m.threadTS}]++
+	}
 }
 
 func (s *Server) findLocked(channel, ts string) *stored {
-	for _, m := range s.history[channel] {
-		if m.ts == ts {
-			return m
-		}
-	}
-	return nil
+	return s.stored[msgKey{channel, ts}]
 }
 
 // defaultRepliesLimit is how many messages conversations.replies returns when
