@@ -39,7 +39,7 @@ type replica struct {
 
 // ackWait bounds how long a replica waits to hand an ack to slack-go. An
 // ack later than Slack's 3 s is useless anyway.
-const ackWait = time.Second
+const ackWait = 100 * time.Millisecond
 
 type replicaOption func(*replica)
 

@@ -737,11 +737,16 @@ func (s *Server) SendEvent(ctx context.Context, ev EventSpec) (string, error) {
 // sendEvent is SendEvent; it returns the envelope and the event's ts.
 func (s *Server) sendEvent(ctx context.Context, ev EventSpec) (*envelope, string, error) {
 	s.mu.Lock()
-	payload, eventID, ts, err := s.eventPayloadLocked(ev)
+	inner, cb, ts, err := s.eventPayloadLocked(ev)
 	s.mu.Unlock()
+	var payload json.RawMessage
+	if err == nil {
+		payload, err = cb.payload(inner) // encoded without the lock
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("slacktest: send event: %w", err)
 	}
+	eventID := cb.EventID
 	env := newEnvelope("events_api", payload, eventID, ev.RetryAttempt, ev.RetryReason)
 	if err := s.deliver(ctx, env, 0); err != nil {
 		return nil, "", fmt.Errorf("slacktest: send event %s: %w", eventID, err)
@@ -833,9 +838,10 @@ type authorization struct {
 }
 
 // eventPayloadLocked builds the event callback for ev, records its message in
-// the history and returns the payload, its event_id and the message's ts.
-func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, string, error) {
-	var inner json.RawMessage
+// the history and returns the inner event (a json.RawMessage or a value to
+// encode), the callback around it and the message's ts.
+func (s *Server) eventPayloadLocked(ev EventSpec) (any, callback, string, error) {
+	var inner any
 	var ts string
 	if ev.Raw != nil {
 		var probe struct {
@@ -850,14 +856,14 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, stri
 			EventTS  string `json:"event_ts"`
 		}
 		if err := json.Unmarshal(ev.Raw, &probe); err != nil || probe.Type == "" {
-			return nil, "", "", errors.New("raw event is not a JSON object with a type")
+			return nil, callback{}, "", errors.New("raw event is not a JSON object with a type")
 		}
 		var ct struct {
 			ChannelType string `json:"channel_type"`
 		}
 		_ = json.Unmarshal(ev.Raw, &ct) // it parsed just above
 		if name := eventName(probe.Type, probe.Channel, ct.ChannelType); !s.cfg.grants.event(name) {
-			return nil, "", "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+			return nil, callback{}, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
 		}
 		if probe.Type == "app_mention" && probe.Channel != "" {
 			s.members[probe.Channel] = true
@@ -873,25 +879,37 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, stri
 		}
 	} else {
 		if ev.Type == "" || ev.Channel == "" {
-			return nil, "", "", errors.New("event needs a type and a channel")
+			return nil, callback{}, "", errors.New("event needs a type and a channel")
 		}
 		if name := eventName(ev.Type, ev.Channel, ev.ChannelType); !s.cfg.grants.event(name) {
-			return nil, "", "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+			return nil, callback{}, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
 		}
 		if ev.Type == "app_mention" {
 			s.members[ev.Channel] = true
 		}
-		m, evTS := s.innerEventLocked(ev)
-		inner, _ = json.Marshal(m)
-		ts = evTS
+		inner, ts = s.innerEventLocked(ev)
 	}
-	payload, eventID, err := s.callbackLocked(inner, ts, ev.EventID)
-	return payload, eventID, ts, err
+	return inner, s.callbackLocked(ts, ev.EventID), ts, nil
 }
 
-// callbackLocked wraps the inner event, sent at ts, in an event callback
-// with event_id eventID (a fresh one if empty).
-func (s *Server) callbackLocked(inner json.RawMessage, ts, eventID string) (json.RawMessage, string, error) {
+// payload returns the JSON of cb around the inner event (a json.RawMessage,
+// or a value to encode).
+func (cb callback) payload(inner any) (json.RawMessage, error) {
+	raw, ok := inner.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(inner); err != nil {
+			return nil, err
+		}
+	}
+	cb.Event = raw
+	return json.Marshal(cb)
+}
+
+// callbackLocked returns the event callback for an event sent at ts, with
+// event_id eventID (a fresh one if empty) and no inner event yet (see
+// payload).
+func (s *Server) callbackLocked(ts, eventID string) callback {
 	if eventID == "" {
 		eventID = fmt.Sprintf("Ev%09d", s.nextSeqLocked())
 	}
@@ -901,24 +919,21 @@ func (s *Server) callbackLocked(inner json.RawMessage, ts, eventID string) (json
 	} else {
 		eventTime = s.lastTS / 1_000_000
 	}
-	cb := callback{
+	return callback{
 		Token:          verificationToken,
 		TeamID:         teamID,
 		ContextTeamID:  teamID,
 		APIAppID:       appID,
-		Event:          inner,
 		Type:           "event_callback",
 		EventID:        eventID,
 		EventTime:      eventTime,
 		Authorizations: []authorization{{TeamID: teamID, UserID: botUserID, IsBot: true}},
 		EventContext:   "4-slacktest-" + eventID,
 	}
-	payload, err := json.Marshal(cb)
-	return payload, eventID, err
 }
 
-// innerEventLocked builds the JSON of a structured EventSpec, records its
-// message and returns the event with its event_ts.
+// innerEventLocked builds a structured EventSpec's event, records its
+// message and returns the event, to encode as JSON, with its event_ts.
 func (s *Server) innerEventLocked(ev EventSpec) (map[string]any, string) {
 	ts := ev.TS
 	if ts == "" {

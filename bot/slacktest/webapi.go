@@ -447,14 +447,14 @@ func (s *Server) echo(ev map[string]any, ts string) {
 	if !s.cfg.grants.event("message.im") {
 		return // echoes are message events in DMs
 	}
-	inner, _ := json.Marshal(ev)
 	s.mu.Lock()
-	payload, eventID, err := s.callbackLocked(inner, ts, "")
+	cb := s.callbackLocked(ts, "")
 	s.mu.Unlock()
+	payload, err := cb.payload(ev)
 	if err != nil {
 		return
 	}
-	s.sendAsync(newEnvelope("events_api", payload, eventID, 0, ""))
+	s.sendAsync(newEnvelope("events_api", payload, cb.EventID, 0, ""))
 }
 
 func (s *Server) reactionsAdd(form url.Values) (map[string]any, *apiError) {
