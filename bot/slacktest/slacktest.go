@@ -23,6 +23,17 @@
 // injected per method, and a call can be held while a test looks at what
 // happens meanwhile.
 //
+// Several clients (replicas of a bot) can connect with the same app token,
+// up to MaxConnections, as with Slack: each `hello` carries the number of
+// live connections, and each envelope goes to one live connection chosen at
+// random from a seed (Seed). A test can drop one connection (DropConn), send
+// it `disconnect` (DisconnectConn), or have connections dropped at random
+// while envelopes flow (DropSockets); with RedeliverUnacked, an envelope not
+// acknowledged in time comes back on another connection, as Slack's do.
+// Load sends a burst of mentions from many people through all this and
+// reports, per mention, the replies the bot posted and how long the first
+// took.
+//
 // A Server is safe for concurrent use. Every goroutine it starts has ended when
 // Close returns; NewServer registers Close with t.Cleanup. Never import this
 // package from production code.
@@ -76,7 +87,8 @@ const (
 )
 
 // ErrNotConnected is returned by Disconnect when no Socket Mode client is
-// connected.
+// connected, and, wrapped, by DropConn and DisconnectConn when the
+// connection named is not open.
 var ErrNotConnected = errors.New("slacktest: no socket mode connection")
 
 // ErrClosed is returned, wrapped, by calls that wait when the Server is closed
