@@ -222,7 +222,7 @@ func (s *Server) loadSettle(ctx context.Context, settle time.Duration, run *load
 // awaitingRedeliveryLocked reports whether an envelope of run is neither
 // acknowledged nor redelivered yet and may still be.
 func (s *Server) awaitingRedeliveryLocked(run *loadRun) bool {
-	if s.cfg.redeliverAfter <= 0 {
+	if len(s.cfg.redeliverAfter) == 0 {
 		return false
 	}
 	for _, e := range s.envelopes {

@@ -330,26 +330,48 @@ func TestRedeliveryToAnotherConnection(t *testing.T) {
 }
 
 // TestRedeliveryGivesUp checks that an event nobody acks is sent 1 +
-// MaxRetries times, alternating between the two connections.
+// MaxRetries times, alternating between the two connections, each retry no
+// sooner than its wait (uniform, or growing as Slack's do).
 func TestRedeliveryGivesUp(t *testing.T) {
-	after := raceSlowdown * 40 * time.Millisecond
-	s := newServer(t, slacktest.RedeliverUnacked(after))
-	ctx := testContext(t)
-	never := func(socketmode.Request) bool { return false }
-	connectReplica(t, s, ackIf(never))
-	connectReplica(t, s, ackIf(never))
-	sendDMs(t, ctx, s, 1)
-	eventually(t, "fewer than 1+MaxRetries deliveries", func() bool { return len(s.Sent()) >= 1+slacktest.MaxRetries })
-	time.Sleep(3 * after) // room for a wrong fifth delivery
-	sent := s.Sent()
-	if len(sent) != 1+slacktest.MaxRetries {
-		t.Fatalf("%d deliveries, want %d", len(sent), 1+slacktest.MaxRetries)
-	}
-	for i, e := range sent {
-		if e.RetryAttempt != i || e.EventID != sent[0].EventID || (i > 0 && (e.RetryReason != "timeout" || e.Conn == sent[i-1].Conn)) {
-			t.Errorf("delivery %d: attempt %d, reason %q, event %s, connection %d (previous %d)",
-				i, e.RetryAttempt, e.RetryReason, e.EventID, e.Conn, sent[max(i-1, 0)].Conn)
-		}
+	unit := raceSlowdown * 40 * time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		waits []time.Duration // before retry 1, 2, 3
+	}{
+		{"uniform", []time.Duration{unit, unit, unit}},
+		{"growing", []time.Duration{unit, 3 * unit, 6 * unit}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := slacktest.RedeliverUnacked(unit)
+			if tt.name == "growing" {
+				opt = slacktest.RedeliverUnacked(tt.waits[0], tt.waits[1:]...)
+			}
+			s := newServer(t, opt)
+			ctx := testContext(t)
+			never := func(socketmode.Request) bool { return false }
+			connectReplica(t, s, ackIf(never))
+			connectReplica(t, s, ackIf(never))
+			sendDMs(t, ctx, s, 1)
+			eventually(t, "fewer than 1+MaxRetries deliveries", func() bool { return len(s.Sent()) >= 1+slacktest.MaxRetries })
+			time.Sleep(3 * tt.waits[2]) // room for a wrong fifth delivery
+			sent := s.Sent()
+			if len(sent) != 1+slacktest.MaxRetries {
+				t.Fatalf("%d deliveries, want %d", len(sent), 1+slacktest.MaxRetries)
+			}
+			for i, e := range sent {
+				if e.RetryAttempt != i || e.EventID != sent[0].EventID || (i > 0 && (e.RetryReason != "timeout" || e.Conn == sent[i-1].Conn)) {
+					t.Errorf("delivery %d: attempt %d, reason %q, event %s, connection %d (previous %d)",
+						i, e.RetryAttempt, e.RetryReason, e.EventID, e.Conn, sent[max(i-1, 0)].Conn)
+				}
+				if i > 0 {
+					gap := e.SentAt.Sub(sent[i-1].SentAt)
+					t.Logf("retry %d after %v", i, gap)
+					if gap < tt.waits[i-1] {
+						t.Errorf("retry %d came %v after the previous delivery, before its wait of %v", i, gap, tt.waits[i-1])
+					}
+				}
+			}
+		})
 	}
 }
 

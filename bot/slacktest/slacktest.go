@@ -105,8 +105,8 @@ type Option func(*config)
 type config struct {
 	pingInterval   time.Duration
 	echo           bool
-	redeliverAfter time.Duration
-	grants         *grants // nil: everything granted
+	redeliverAfter []time.Duration // wait before retry 1, 2, …; the last repeats
+	grants         *grants         // nil: everything granted
 	now            func() time.Time
 	seed           uint64
 }
@@ -137,13 +137,20 @@ func EchoBotMessages(on bool) Option {
 // event_id under a new envelope_id, with retry_attempt incremented and
 // retry_reason "timeout", on another live connection than the one it went
 // on when there is one, at most MaxRetries times. An ack counts whichever
-// connection it arrives on. Slack's own deadline is 3 s; Slack waits longer
-// before its later retries (a minute, then five, for the Events API), while
-// the fake waits after each time. Off by default, so that tests are
-// deterministic; a test that must not depend on timing calls
+// connection it arrives on. Slack's own deadline is 3 s, and it waits longer
+// before its later retries (for the Events API, about a minute before the
+// second and five before the third); later, if given, are the fake's waits
+// before the second and third retries (the last one given repeats), and
+// without it the fake waits after each time. Off by default, so that tests
+// are deterministic; a test that must not depend on timing calls
 // Server.RedeliverUnackedNow instead.
-func RedeliverUnacked(after time.Duration) Option {
-	return func(c *config) { c.redeliverAfter = after }
+func RedeliverUnacked(after time.Duration, later ...time.Duration) Option {
+	return func(c *config) {
+		c.redeliverAfter = nil
+		if after > 0 {
+			c.redeliverAfter = append([]time.Duration{after}, later...)
+		}
+	}
 }
 
 // Seed sets the seed (1 by default) of the generator that chooses, for each
@@ -273,7 +280,7 @@ type Server struct {
 	spread        *rand.Rand  // chooses each envelope's connection
 	dropRate      float64     // see DropSockets
 	dropRNG       *rand.Rand
-	ackq          []pendingAck  // envelopes awaiting their ack, by due time
+	ackq          ackHeap       // envelopes awaiting their ack, soonest due first
 	ackWake       chan struct{} // tells redeliverLoop that ackq grew
 	tickets       map[string]bool
 	connections   int
@@ -355,7 +362,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	s.base = s.hs.URL
 	s.URL = s.hs.URL + "/api/"
 	t.Cleanup(s.Close)
-	if cfg.redeliverAfter > 0 {
+	if len(cfg.redeliverAfter) > 0 {
 		s.spawn(s.redeliverLoop)
 	}
 	return s

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -463,15 +464,30 @@ type pendingAck struct {
 	due time.Time
 }
 
+// ackHeap is a min-heap of pendingAck by due time (container/heap).
+type ackHeap []pendingAck
+
+func (h ackHeap) Len() int           { return len(h) }
+func (h ackHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h ackHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ackHeap) Push(x any)        { *h = append(*h, x.(pendingAck)) }
+func (h *ackHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return p
+}
+
 // watchAck queues env for redelivery if RedeliverUnacked is on and env may
-// be retried. The queue is in order of due times, since the delay is fixed.
+// be retried, due after the wait for its retry number.
 func (s *Server) watchAck(env *envelope) {
-	after := s.cfg.redeliverAfter
-	if after <= 0 || env.typ != "events_api" || env.retry >= MaxRetries {
+	waits := s.cfg.redeliverAfter
+	if len(waits) == 0 || env.typ != "events_api" || env.retry >= MaxRetries {
 		return
 	}
+	wait := waits[min(env.retry, len(waits)-1)]
 	s.mu.Lock()
-	s.ackq = append(s.ackq, pendingAck{env: env, due: time.Now().Add(after)})
+	heap.Push(&s.ackq, pendingAck{env: env, due: time.Now().Add(wait)})
 	s.mu.Unlock()
 	select {
 	case s.ackWake <- struct{}{}:
@@ -490,8 +506,7 @@ func (s *Server) redeliverLoop() {
 		now := time.Now()
 		var due []*envelope
 		for len(s.ackq) > 0 && !s.ackq[0].due.After(now) {
-			env := s.ackq[0].env
-			s.ackq = s.ackq[1:]
+			env := heap.Pop(&s.ackq).(pendingAck).env
 			if !env.acked && !env.redelivered {
 				env.redelivered = true
 				due = append(due, env)
@@ -500,8 +515,7 @@ func (s *Server) redeliverLoop() {
 		wait := time.Hour
 		if len(s.ackq) > 0 {
 			wait = s.ackq[0].due.Sub(now)
-		}
-		if len(s.ackq) == 0 {
+		} else {
 			s.ackq = nil // let the drained backing array go
 		}
 		s.mu.Unlock()
