@@ -23,6 +23,17 @@
 // injected per method, and a call can be held while a test looks at what
 // happens meanwhile.
 //
+// Several clients (replicas of a bot) can connect with the same app token,
+// up to MaxConnections, as with Slack: each `hello` carries the number of
+// live connections, and each envelope goes to one live connection chosen at
+// random from a seed (Seed). A test can drop one connection (DropConn), send
+// it `disconnect` (DisconnectConn), or have connections dropped at random
+// while envelopes flow (DropSockets); with RedeliverUnacked, an envelope not
+// acknowledged in time comes back on another connection, as Slack's do.
+// Load sends a burst of mentions from many people through all this and
+// reports, per mention, the replies the bot posted and how long the first
+// took.
+//
 // A Server is safe for concurrent use. Every goroutine it starts has ended when
 // Close returns; NewServer registers Close with t.Cleanup. Never import this
 // package from production code.
@@ -30,11 +41,12 @@ package slacktest
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,8 +79,16 @@ const DefaultPingInterval = 10 * time.Second
 // does, before giving up.
 const MaxRetries = 3
 
+// Streams of the generators seeded by Seed and DropSockets, so that the same
+// seed gives the two different sequences.
+const (
+	spreadStream = 0x5350524541440000
+	dropStream   = 0x44524f5053000000
+)
+
 // ErrNotConnected is returned by Disconnect when no Socket Mode client is
-// connected.
+// connected, and, wrapped, by DropConn and DisconnectConn when the
+// connection named is not open.
 var ErrNotConnected = errors.New("slacktest: no socket mode connection")
 
 // ErrClosed is returned, wrapped, by calls that wait when the Server is closed
@@ -85,9 +105,10 @@ type Option func(*config)
 type config struct {
 	pingInterval   time.Duration
 	echo           bool
-	redeliverAfter time.Duration
-	grants         *grants // nil: everything granted
+	redeliverAfter []time.Duration // wait before retry 1, 2, …; the last repeats
+	grants         *grants         // nil: everything granted
 	now            func() time.Time
+	seed           uint64
 }
 
 // PingInterval sets how often the fake sends a WebSocket ping on each Socket
@@ -114,11 +135,31 @@ func EchoBotMessages(on bool) Option {
 // RedeliverUnacked makes the fake redeliver an events_api envelope that has
 // not been acknowledged within after, as Slack does: the same payload and
 // event_id under a new envelope_id, with retry_attempt incremented and
-// retry_reason "timeout", at most MaxRetries times. Slack's own deadline is
-// 3 s. Off by default, so that tests are deterministic; a test that must not
-// depend on timing calls Server.RedeliverUnackedNow instead.
-func RedeliverUnacked(after time.Duration) Option {
-	return func(c *config) { c.redeliverAfter = after }
+// retry_reason "timeout", on another live connection than the one it went
+// on when there is one, at most MaxRetries times. An ack counts whichever
+// connection it arrives on. Slack's own deadline is 3 s, and it waits longer
+// before its later retries (for the Events API, about a minute before the
+// second and five before the third); later, if given, are the fake's waits
+// before the second and third retries (the last one given repeats), and
+// without it the fake waits after each time. Off by default, so that tests
+// are deterministic; a test that must not depend on timing calls
+// Server.RedeliverUnackedNow instead.
+func RedeliverUnacked(after time.Duration, later ...time.Duration) Option {
+	return func(c *config) {
+		c.redeliverAfter = nil
+		if after > 0 {
+			c.redeliverAfter = append([]time.Duration{after}, later...)
+		}
+	}
+}
+
+// Seed sets the seed (1 by default) of the generator that chooses, for each
+// envelope, which live Socket Mode connection carries it: one at random, as
+// Slack does, so that envelopes spread over all of an app's connections
+// (see MaxConnections). For the same seed, the same sequence of sends over
+// the same live connections takes the same connections.
+func Seed(seed uint64) Option {
+	return func(c *config) { c.seed = seed }
 }
 
 // An Ack is one frame the client sent over Socket Mode: normally an
@@ -134,6 +175,9 @@ type Ack struct {
 	// Latency is the time since the envelope was (last) sent; zero when the
 	// envelope ID is unknown. Slack redelivers after 3 s without an ack.
 	Latency time.Duration
+	// Conn is the ID of the connection the ack arrived on (see Conns), which
+	// need not be the one the envelope went on.
+	Conn int
 }
 
 // An Envelope is one Socket Mode message the fake sent after `hello`:
@@ -144,8 +188,13 @@ type Envelope struct {
 	EventID      string // events_api only
 	RetryAttempt int
 	RetryReason  string
-	JSON         json.RawMessage // the whole frame as sent
+	JSON         json.RawMessage // the whole frame as sent; do not modify
 	SentAt       time.Time
+	// Conn is the ID of the connection it was sent on (see Conns).
+	Conn int
+	// Lost is set when DropSockets dropped the connection instead of
+	// writing the envelope: Slack counts it as sent, the client never saw it.
+	Lost bool
 }
 
 // A Message is something the bot posted, in the order the fake received it.
@@ -169,6 +218,8 @@ type Message struct {
 	// Hidden is set on an ephemeral message posted into a thread that had no
 	// replies yet: Slack accepts it but shows it to nobody.
 	Hidden bool
+	// At is when the fake received it.
+	At time.Time
 }
 
 // A Reaction is one successful reactions.add or reactions.remove call.
@@ -220,9 +271,17 @@ type Server struct {
 
 	mu            sync.Mutex
 	changed       chan struct{} // closed and replaced on every change
+	changes       uint64        // how many times changed was closed
 	closed        bool
 	conns         map[*conn]bool // every upgraded connection still open
-	live          []*conn        // connections that got `hello`, oldest first
+	live          []*conn        // connections envelopes may go on, oldest first
+	connSeq       int
+	connLog       []*ConnInfo // every connection, in the order opened
+	spread        *rand.Rand  // chooses each envelope's connection
+	dropRate      float64     // see DropSockets
+	dropRNG       *rand.Rand
+	ackq          ackHeap       // envelopes awaiting their ack, soonest due first
+	ackWake       chan struct{} // tells redeliverLoop that ackq grew
 	tickets       map[string]bool
 	connections   int
 	seq           int
@@ -240,12 +299,17 @@ type Server struct {
 	calls         []Call
 	faults        map[string][]fault
 	history       map[string][]*stored // channel → messages, in arrival order
+	stored        map[msgKey]*stored   // the same, by channel and ts
+	replies       map[msgKey]int       // channel and thread ts → replies in the history
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
 	holds         map[string][]*Hold   // by method
 }
 
 type reactionKey struct{ channel, ts, name string }
+
+// msgKey names a message: its channel and ts.
+type msgKey struct{ channel, ts string }
 
 type fault struct {
 	slackErr   string
@@ -259,7 +323,7 @@ type fault struct {
 // ID is BotUserID, its bot ID "BBOT", the team "T1" and the app "A1".
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	cfg := config{pingInterval: DefaultPingInterval, now: time.Now}
+	cfg := config{pingInterval: DefaultPingInterval, now: time.Now, seed: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -281,9 +345,13 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		uploadTickets: make(map[string]*upload),
 		faults:        make(map[string][]fault),
 		history:       make(map[string][]*stored),
+		stored:        make(map[msgKey]*stored),
+		replies:       make(map[msgKey]int),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
 		holds:         make(map[string][]*Hold),
+		spread:        rand.New(rand.NewPCG(cfg.seed, spreadStream)),
+		ackWake:       make(chan struct{}, 1),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.handleAPI)
@@ -294,6 +362,9 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	s.base = s.hs.URL
 	s.URL = s.hs.URL + "/api/"
 	t.Cleanup(s.Close)
+	if len(cfg.redeliverAfter) > 0 {
+		s.spawn(s.redeliverLoop)
+	}
 	return s
 }
 
@@ -331,6 +402,19 @@ func (s *Server) BotUserID() string { return botUserID }
 func (s *Server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+	s.changes++
+}
+
+// addMessageLocked records m as seen by everyone in its conversation.
+func (s *Server) addMessageLocked(m Message) {
+	m.At = time.Now()
+	s.messages = append(s.messages, m)
+}
+
+// addEphemeralLocked records m as seen by m.User only.
+func (s *Server) addEphemeralLocked(m Message) {
+	m.At = time.Now()
+	s.ephemeral = append(s.ephemeral, m)
 }
 
 // Wait blocks until cond returns true, ctx is done or the Server is closed.
@@ -358,11 +442,7 @@ func (s *Server) Wait(ctx context.Context, cond func() bool) error {
 // WaitConnected blocks until a Socket Mode client is connected and has been
 // sent `hello`.
 func (s *Server) WaitConnected(ctx context.Context) error {
-	err := s.Wait(ctx, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.live) > 0
-	})
+	err := s.Wait(ctx, func() bool { return len(s.Live()) > 0 })
 	if err != nil {
 		return fmt.Errorf("slacktest: wait for connection: %w", err)
 	}
@@ -375,6 +455,21 @@ func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connections
+}
+
+// Counts are the sizes of the Server's records: Sent, Acks, Messages,
+// Ephemeral and Calls.
+type Counts struct {
+	Sent, Acks, Messages, Ephemeral, Calls int
+}
+
+// Counts returns how many envelopes were sent, frames received, messages and
+// ephemeral messages posted and Web API calls answered so far. Unlike the
+// accessors that copy the records, it is cheap to poll during a long run.
+func (s *Server) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Counts{Sent: len(s.sent), Acks: len(s.acks), Messages: len(s.messages), Ephemeral: len(s.ephemeral), Calls: len(s.calls)}
 }
 
 // Acks returns every frame the client sent over Socket Mode, in order.
@@ -404,7 +499,8 @@ func (s *Server) WaitAck(ctx context.Context, envelopeID string) (Ack, error) {
 }
 
 // Sent returns every events_api and slash_commands envelope sent, in order,
-// including echoes and redeliveries.
+// including echoes and redeliveries. An envelope sent on a connection that
+// then failed and sent again on another appears once, with the second.
 func (s *Server) Sent() []Envelope {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -611,7 +707,7 @@ func tsLess(a, b string) bool {
 // envelope IDs.
 func newUUID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	_, _ = crand.Read(b[:]) // crypto/rand.Read never fails
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])

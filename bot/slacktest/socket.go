@@ -1,10 +1,12 @@
 package slacktest
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,17 +19,55 @@ import (
 // response is silently dropped.
 const maxAckSize = 20 * 1024
 
+// MaxConnections is how many Socket Mode connections Slack keeps open at once
+// for one app. A connection beyond it is sent {"type": "disconnect",
+// "reason": "too_many_websockets"} instead of `hello` and then dropped, as
+// Slack does; apps.connections.open itself still answers with a URL.
+const MaxConnections = 10
+
+// disconnectGrace is how long the fake keeps a connection open after sending
+// it `disconnect`, for the client to close it first (slack-go does at once).
+const disconnectGrace = 10 * time.Second
+
 // conn is one Socket Mode WebSocket connection.
 type conn struct {
+	id   int
 	ws   *websocket.Conn
 	wmu  sync.Mutex // gorilla allows one writer at a time
 	once sync.Once
 	done chan struct{} // closed when the read loop has ended and c is forgotten
+
+	// Guarded by Server.mu.
+	info  *ConnInfo
+	ready bool // `hello` was written
+}
+
+// A ConnInfo describes one Socket Mode connection the fake accepted.
+type ConnInfo struct {
+	// ID numbers connections 1, 2, … in the order they were upgraded.
+	ID int
+	// NumConnections is what the connection's `hello` carried: how many
+	// connections were live, this one included. Zero when Refused.
+	NumConnections int
+	// Refused is set on a connection beyond MaxConnections, which was sent
+	// `disconnect` (too_many_websockets) instead of `hello`.
+	Refused bool
+	Opened  time.Time
+	Closed  time.Time // zero while open
+	// Envelopes counts the envelopes sent on it (lost ones included, see
+	// DropSockets); Acks the frames received on it.
+	Envelopes int
+	Acks      int
 }
 
 func (c *conn) write(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	return c.writeLocked(b)
+}
+
+// writeLocked writes b; c.wmu must be held.
+func (c *conn) writeLocked(b []byte) error {
 	if err := c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second)); err != nil {
 		return err
 	}
@@ -47,23 +87,30 @@ type envelope struct {
 	payload json.RawMessage
 	retry   int
 	reason  string
-	frame   []byte
-	sentAt  time.Time
-	acked   bool
+	frame   []byte // never modified once built
+	slash   *slash // slash_commands only
+
+	// Guarded by Server.mu.
+	sentAt time.Time
+	conn   int  // the connection it was (last) sent on
+	lost   bool // dropped with its connection instead of written
+	acked  bool
 	// redelivered is set once a redelivery of this envelope was made.
 	redelivered bool
-	slash       *slash // slash_commands only
 }
 
-func (e *envelope) public() Envelope {
+// publicLocked returns what Sent reports about e; Server.mu must be held.
+func (e *envelope) publicLocked() Envelope {
 	return Envelope{
 		EnvelopeID:   e.id,
 		Type:         e.typ,
 		EventID:      e.eventID,
 		RetryAttempt: e.retry,
 		RetryReason:  e.reason,
-		JSON:         append(json.RawMessage(nil), e.frame...),
+		JSON:         e.frame,
 		SentAt:       e.sentAt,
+		Conn:         e.conn,
+		Lost:         e.lost,
 	}
 }
 
@@ -89,8 +136,19 @@ func newEnvelope(typ string, payload json.RawMessage, eventID string, retry int,
 	return e
 }
 
+// disconnectFrame is Slack's `disconnect` message.
+func disconnectFrame(reason string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"type":       "disconnect",
+		"reason":     reason,
+		"debug_info": map[string]any{"host": "applink-slacktest"},
+	})
+	return b
+}
+
 // handleSocket serves the Socket Mode WebSocket at the URL that
-// apps.connections.open handed out. Each ticket opens one connection.
+// apps.connections.open handed out. Each ticket opens one connection; one
+// beyond MaxConnections is refused with `disconnect`.
 func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
 	s.mu.Lock()
@@ -117,16 +175,49 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 		c.close()
 		return
 	}
+	open := 0
+	for o := range s.conns {
+		if !o.info.Refused {
+			open++
+		}
+	}
+	s.connSeq++
+	c.id = s.connSeq
+	c.info = &ConnInfo{ID: c.id, Opened: time.Now(), Refused: open >= MaxConnections}
+	s.connLog = append(s.connLog, c.info)
 	s.conns[c] = true
 	// After the hijack httptest no longer waits for this handler; Close does.
 	s.wg.Add(2)
-	n := len(s.live) + 1
+	refused := c.info.Refused
+	s.notifyLocked()
 	s.mu.Unlock()
 
 	go s.pinger(c)
 	defer s.wg.Done()
 	defer s.forget(c)
 
+	if refused {
+		// Give the client the time Slack does to close it first.
+		if c.write(disconnectFrame("too_many_websockets")) != nil || ws.SetReadDeadline(time.Now().Add(disconnectGrace)) != nil {
+			return
+		}
+		s.readLoop(c)
+		return
+	}
+
+	// The connection is live before `hello` is written, so that it counts
+	// itself, but nothing can be written on it before `hello`.
+	c.wmu.Lock()
+	s.mu.Lock()
+	if !s.conns[c] { // Close got there first
+		s.mu.Unlock()
+		c.wmu.Unlock()
+		return
+	}
+	s.live = append(s.live, c)
+	n := len(s.live)
+	c.info.NumConnections = n
+	s.mu.Unlock()
 	hello, _ := json.Marshal(map[string]any{
 		"type":            "hello",
 		"num_connections": n,
@@ -137,23 +228,27 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 		},
 		"connection_info": map[string]any{"app_id": appID},
 	})
-	if err := c.write(hello); err != nil {
+	err = c.writeLocked(hello)
+	c.wmu.Unlock()
+	if err != nil {
 		return
 	}
 	s.mu.Lock()
-	if s.conns[c] {
-		s.live = append(s.live, c)
-		s.connections++
-		s.notifyLocked()
-	}
+	c.ready = true
+	s.connections++
+	s.notifyLocked()
 	s.mu.Unlock()
+	s.readLoop(c)
+}
 
+// readLoop records every frame the client sends on c until c fails.
+func (s *Server) readLoop(c *conn) {
 	for {
-		_, data, err := ws.ReadMessage()
+		_, data, err := c.ws.ReadMessage()
 		if err != nil {
 			return
 		}
-		s.recordAck(data)
+		s.recordAck(c, data)
 	}
 }
 
@@ -162,15 +257,31 @@ func (s *Server) forget(c *conn) {
 	c.close()
 	s.mu.Lock()
 	delete(s.conns, c)
-	for i, l := range s.live {
-		if l == c {
-			s.live = append(s.live[:i:i], s.live[i+1:]...)
-			break
-		}
-	}
+	s.unliveLocked(c)
+	c.info.Closed = time.Now()
 	s.notifyLocked()
 	s.mu.Unlock()
 	close(c.done)
+}
+
+// drop closes c abruptly, after taking it out of the live connections so
+// that no envelope and no hello counts it any more.
+func (s *Server) drop(c *conn) {
+	s.mu.Lock()
+	s.unliveLocked(c)
+	s.notifyLocked()
+	s.mu.Unlock()
+	c.close()
+}
+
+// unliveLocked takes c out of the connections envelopes are sent on.
+func (s *Server) unliveLocked(c *conn) {
+	for i, l := range s.live {
+		if l == c {
+			s.live = append(s.live[:i:i], s.live[i+1:]...)
+			return
+		}
+	}
 }
 
 // pinger pings c every PingInterval until c or the Server closes.
@@ -186,27 +297,29 @@ func (s *Server) pinger(c *conn) {
 			return
 		case <-t.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second)); err != nil {
-				c.close()
+				s.drop(c)
 				return
 			}
 		}
 	}
 }
 
-// recordAck records one frame from the client.
-func (s *Server) recordAck(data []byte) {
+// recordAck records one frame the client sent on c. An ack counts whichever
+// connection it arrives on, as Slack's do.
+func (s *Server) recordAck(c *conn, data []byte) {
 	var in struct {
 		EnvelopeID string          `json:"envelope_id"`
 		Payload    json.RawMessage `json:"payload"`
 	}
 	_ = json.Unmarshal(data, &in) // a frame that is not an ack is recorded with no envelope ID
 	now := time.Now()
-	a := Ack{EnvelopeID: in.EnvelopeID, At: now, Size: len(data), Dropped: len(data) >= maxAckSize}
+	a := Ack{EnvelopeID: in.EnvelopeID, At: now, Size: len(data), Dropped: len(data) >= maxAckSize, Conn: c.id}
 	if len(in.Payload) > 0 && string(in.Payload) != "null" {
 		a.Payload = in.Payload
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c.info.Acks++
 	if env := s.envelopes[in.EnvelopeID]; env != nil {
 		a.Latency = now.Sub(env.sentAt)
 		if !a.Dropped {
@@ -240,40 +353,92 @@ func (s *Server) recordSlashAckLocked(sl *slash, payload json.RawMessage) {
 	m := Message{Method: "ack", Channel: sl.channel, User: sl.user, Text: p.Text,
 		Blocks: p.Blocks, ResponseType: p.ResponseType}
 	if p.ResponseType == "in_channel" {
-		s.messages = append(s.messages, m)
+		s.addMessageLocked(m)
 	} else {
-		s.ephemeral = append(s.ephemeral, m)
+		s.addEphemeralLocked(m)
 	}
 }
 
-// deliver sends env over the newest connection, waiting for one if there is
-// none. A connection that fails the write is dropped and delivery retried on
-// the next, as Slack does.
-func (s *Server) deliver(ctx context.Context, env *envelope) error {
+// pickLocked chooses the live connection for the next envelope: one at
+// random (from the Seed), other than the connection numbered avoid when
+// there is another. It returns nil when no connection is live.
+func (s *Server) pickLocked(avoid int) *conn {
+	n := len(s.live)
+	if n == 0 {
+		return nil
+	}
+	if avoid != 0 && n > 1 {
+		for i, c := range s.live {
+			if c.id == avoid {
+				k := s.spread.IntN(n - 1)
+				if k >= i {
+					k++
+				}
+				return s.live[k]
+			}
+		}
+	}
+	return s.live[s.spread.IntN(n)]
+}
+
+// dropLocked draws, for one envelope, whether DropSockets drops the
+// connection it goes on: before the write (the envelope is lost in it) or
+// after it (the envelope may still arrive; its ack may not).
+func (s *Server) dropLocked() (before, after bool) {
+	if s.dropRate <= 0 {
+		return false, false
+	}
+	u := s.dropRNG.Float64()
+	return u < s.dropRate/2, u >= s.dropRate/2 && u < s.dropRate
+}
+
+// recordSentLocked records env as sent on c.
+func (s *Server) recordSentLocked(env *envelope, c *conn) {
+	s.sent = append(s.sent, env.publicLocked())
+	c.info.Envelopes++
+	s.notifyLocked()
+}
+
+// deliver sends env on one live connection (see pickLocked), waiting for one
+// if there is none. A connection that fails the write is dropped and
+// delivery retried on another, as Slack does.
+func (s *Server) deliver(ctx context.Context, env *envelope, avoid int) error {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			return ErrClosed
 		}
-		var c *conn
-		if n := len(s.live); n > 0 {
-			c = s.live[n-1]
+		c := s.pickLocked(avoid)
+		var before, after bool
+		if c != nil {
 			// Registered before the write so that a fast ack finds it.
 			env.sentAt = time.Now()
+			env.conn = c.id
 			s.envelopes[env.id] = env
+			if before, after = s.dropLocked(); before {
+				env.lost = true
+				s.recordSentLocked(env, c)
+				s.unliveLocked(c)
+			}
 		}
 		ch := s.changed
 		s.mu.Unlock()
 		if c != nil {
-			if err := c.write(env.frame); err == nil {
-				s.mu.Lock()
-				s.sent = append(s.sent, env.public())
-				s.notifyLocked()
-				s.mu.Unlock()
+			if before {
+				c.close() // Slack wrote it into a socket that was already dead
 				return nil
 			}
-			c.close()
+			if err := c.write(env.frame); err == nil {
+				s.mu.Lock()
+				s.recordSentLocked(env, c)
+				s.mu.Unlock()
+				if after {
+					s.drop(c)
+				}
+				return nil
+			}
+			s.drop(c)
 			ch = c.done
 		}
 		select {
@@ -287,38 +452,225 @@ func (s *Server) deliver(ctx context.Context, env *envelope) error {
 // sendAsync delivers env in the background and watches for its ack.
 func (s *Server) sendAsync(env *envelope) {
 	s.spawn(func() {
-		if s.deliver(s.ctx, env) == nil {
+		if s.deliver(s.ctx, env, 0) == nil {
 			s.watchAck(env)
 		}
 	})
 }
 
-// watchAck redelivers env if RedeliverUnacked is on and env goes unacked.
+// pendingAck is an envelope whose ack is awaited until due.
+type pendingAck struct {
+	env *envelope
+	due time.Time
+}
+
+// ackHeap is a min-heap of pendingAck by due time (container/heap).
+type ackHeap []pendingAck
+
+func (h ackHeap) Len() int           { return len(h) }
+func (h ackHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h ackHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ackHeap) Push(x any)        { *h = append(*h, x.(pendingAck)) }
+func (h *ackHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return p
+}
+
+// watchAck queues env for redelivery if RedeliverUnacked is on and env may
+// be retried, due after the wait for its retry number.
 func (s *Server) watchAck(env *envelope) {
-	after := s.cfg.redeliverAfter
-	if after <= 0 || env.typ != "events_api" || env.retry >= MaxRetries {
+	waits := s.cfg.redeliverAfter
+	if len(waits) == 0 || env.typ != "events_api" || env.retry >= MaxRetries {
 		return
 	}
-	s.spawn(func() {
-		t := time.NewTimer(after)
-		defer t.Stop()
+	wait := waits[min(env.retry, len(waits)-1)]
+	s.mu.Lock()
+	heap.Push(&s.ackq, pendingAck{env: env, due: time.Now().Add(wait)})
+	s.mu.Unlock()
+	select {
+	case s.ackWake <- struct{}{}:
+	default:
+	}
+}
+
+// redeliverLoop redelivers, once due, every envelope in the ack queue that
+// was neither acknowledged nor redelivered already, on another connection
+// when there is one. It runs while the Server is open.
+func (s *Server) redeliverLoop() {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		now := time.Now()
+		var due []*envelope
+		for len(s.ackq) > 0 && !s.ackq[0].due.After(now) {
+			env := heap.Pop(&s.ackq).(pendingAck).env
+			if !env.acked && !env.redelivered {
+				env.redelivered = true
+				due = append(due, env)
+			}
+		}
+		wait := time.Hour
+		if len(s.ackq) > 0 {
+			wait = s.ackq[0].due.Sub(now)
+		} else {
+			s.ackq = nil // let the drained backing array go
+		}
+		s.mu.Unlock()
+		for _, env := range due {
+			s.spawn(func() { s.redeliverOne(env) })
+		}
+		t.Reset(wait)
 		select {
-		case <-t.C:
 		case <-s.ctx.Done():
 			return
+		case <-s.ackWake:
+		case <-t.C:
 		}
-		s.mu.Lock()
-		skip := env.acked || env.redelivered
-		env.redelivered = true
-		s.mu.Unlock()
-		if skip {
-			return
+	}
+}
+
+// redeliverOne sends env's payload again as Slack does after a timeout.
+func (s *Server) redeliverOne(env *envelope) {
+	s.mu.Lock()
+	avoid := env.conn
+	s.mu.Unlock()
+	next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
+	if s.deliver(s.ctx, next, avoid) == nil {
+		s.watchAck(next)
+	}
+}
+
+// disconnect stops sending on conns, sends each `disconnect` with reason and
+// drops them once the client has closed them or disconnectGrace has passed.
+func (s *Server) disconnect(ctx context.Context, conns []*conn, reason string) error {
+	s.mu.Lock()
+	for _, c := range conns {
+		s.unliveLocked(c)
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	frame := disconnectFrame(reason)
+	for _, c := range conns {
+		_ = c.write(frame) // a connection that is already gone needs no notice
+	}
+	grace := time.NewTimer(disconnectGrace)
+	defer grace.Stop()
+	expired := false
+	for _, c := range conns {
+		if !expired {
+			select {
+			case <-c.done:
+				continue
+			case <-grace.C:
+				expired = true
+			case <-ctx.Done():
+				for _, c := range conns {
+					c.close() // already taken out of the live ones
+				}
+				return fmt.Errorf("slacktest: disconnect: %w", ctx.Err())
+			}
 		}
-		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
-		if s.deliver(s.ctx, next) == nil {
-			s.watchAck(next)
+		c.close()
+		<-c.done // the read loop ends as soon as its connection is closed
+	}
+	return nil
+}
+
+// connByID returns the open connection numbered id, or nil.
+func (s *Server) connByID(id int) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.id == id {
+			return c
 		}
+	}
+	return nil
+}
+
+// DisconnectConn sends `disconnect` with reason ("refresh_requested",
+// "warning", …) on the connection numbered id only (see Conns), then drops
+// it as Disconnect does. No envelope is sent on it after the notice. It
+// returns an error wrapping ErrNotConnected if that connection is not open.
+func (s *Server) DisconnectConn(ctx context.Context, id int, reason string) error {
+	c := s.connByID(id)
+	if c == nil {
+		return fmt.Errorf("slacktest: disconnect connection %d: %w", id, ErrNotConnected)
+	}
+	return s.disconnect(ctx, []*conn{c}, reason)
+}
+
+// DropConn closes the connection numbered id abruptly, with no `disconnect`
+// and no close frame, as a dead TCP connection would end, and returns once it
+// is gone. slack-go sees a read error and reconnects. It returns an error
+// wrapping ErrNotConnected if that connection is not open.
+func (s *Server) DropConn(id int) error {
+	c := s.connByID(id)
+	if c == nil {
+		return fmt.Errorf("slacktest: drop connection %d: %w", id, ErrNotConnected)
+	}
+	s.drop(c)
+	<-c.done
+	return nil
+}
+
+// DropSockets makes the fake drop connections at random while it sends
+// envelopes: for each envelope, with probability p (0 turns it off), the
+// connection chosen for it is closed abruptly, half the time before the
+// envelope is written (it is recorded in Sent with Lost set, as an envelope
+// Slack wrote into a socket that had died) and half the time just after (it
+// may arrive; its ack may not). The draws come from a generator seeded with
+// seed, so a run's sequence of faults is the same for the same seed and
+// order of sends. Clients reconnect as they would to Slack; pair this with
+// RedeliverUnacked so that what was lost is sent again.
+func (s *Server) DropSockets(p float64, seed uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropRate = min(max(p, 0), 1)
+	s.dropRNG = rand.New(rand.NewPCG(seed, dropStream))
+}
+
+// Conns returns every Socket Mode connection the fake accepted, in the order
+// they were opened, closed ones included.
+func (s *Server) Conns() []ConnInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ConnInfo, len(s.connLog))
+	for i, c := range s.connLog {
+		out[i] = *c
+	}
+	return out
+}
+
+// Live returns the IDs of the connections envelopes can be sent on now (open
+// and sent `hello`), oldest first.
+func (s *Server) Live() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int
+	for _, c := range s.live {
+		if c.ready {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// WaitLive blocks until exactly n connections are live (see Live) and
+// returns their IDs.
+func (s *Server) WaitLive(ctx context.Context, n int) ([]int, error) {
+	var ids []int
+	err := s.Wait(ctx, func() bool {
+		ids = s.Live()
+		return len(ids) == n
 	})
+	if err != nil {
+		return ids, fmt.Errorf("slacktest: wait for %d live connections (have %d): %w", n, len(ids), err)
+	}
+	return ids, nil
 }
 
 // An EventSpec describes one events_api envelope for SendEvent. Build it with
@@ -389,36 +741,53 @@ func DMEditEvent(channel, user, text, ts string) EventSpec {
 // the bot a member of its channel (see Join). With AppManifest, an event the
 // manifest does not subscribe to is refused with ErrNotSubscribed.
 func (s *Server) SendEvent(ctx context.Context, ev EventSpec) (string, error) {
-	s.mu.Lock()
-	payload, eventID, err := s.eventPayloadLocked(ev)
-	s.mu.Unlock()
+	env, _, err := s.sendEvent(ctx, ev)
 	if err != nil {
-		return "", fmt.Errorf("slacktest: send event: %w", err)
+		return "", err
 	}
+	return env.id, nil
+}
+
+// sendEvent is SendEvent; it returns the envelope and the event's ts.
+func (s *Server) sendEvent(ctx context.Context, ev EventSpec) (*envelope, string, error) {
+	s.mu.Lock()
+	inner, cb, ts, err := s.eventPayloadLocked(ev)
+	s.mu.Unlock()
+	var payload json.RawMessage
+	if err == nil {
+		payload, err = cb.payload(inner) // encoded without the lock
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("slacktest: send event: %w", err)
+	}
+	eventID := cb.EventID
 	env := newEnvelope("events_api", payload, eventID, ev.RetryAttempt, ev.RetryReason)
-	if err := s.deliver(ctx, env); err != nil {
-		return "", fmt.Errorf("slacktest: send event %s: %w", eventID, err)
+	if err := s.deliver(ctx, env, 0); err != nil {
+		return nil, "", fmt.Errorf("slacktest: send event %s: %w", eventID, err)
 	}
 	s.watchAck(env)
-	return env.id, nil
+	return env, ts, nil
 }
 
 // Redeliver sends the payload of the events_api envelope envelopeID again, as
 // Slack does when an ack is late: same event_id, new envelope_id,
-// retry_attempt one higher and retry_reason reason. It returns the new
-// envelope ID, or an error wrapping ErrUnknownEnvelope.
+// retry_attempt one higher and retry_reason reason, on another connection
+// than the first when there is one. It returns the new envelope ID, or an
+// error wrapping ErrUnknownEnvelope.
 func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (string, error) {
 	s.mu.Lock()
 	old := s.envelopes[envelopeID]
+	var avoid int
 	if old != nil {
 		old.redelivered = true
+		avoid = old.conn
 	}
 	s.mu.Unlock()
 	if old == nil || old.typ != "events_api" {
 		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, ErrUnknownEnvelope)
 	}
 	env := newEnvelope(old.typ, old.payload, old.eventID, old.retry+1, reason)
-	if err := s.deliver(ctx, env); err != nil {
+	if err := s.deliver(ctx, env, avoid); err != nil {
 		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, err)
 	}
 	s.watchAck(env)
@@ -428,13 +797,15 @@ func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (stri
 // RedeliverUnackedNow does at once what RedeliverUnacked does after its
 // delay: every events_api envelope sent and not acknowledged (and not already
 // redelivered) is sent again with the same event_id under a new envelope_id,
-// retry_attempt one higher and retry_reason "timeout", unless it was retried
-// MaxRetries times already. It returns the new envelope IDs in the order the
-// originals were sent. Unlike the timer, it lets a test decide when the 3 s
-// have passed, so that what it checks does not depend on how fast it runs.
+// retry_attempt one higher and retry_reason "timeout", on another connection
+// than before when there is one, unless it was retried MaxRetries times
+// already. It returns the new envelope IDs in the order the originals were
+// sent. Unlike the timer, it lets a test decide when the 3 s have passed, so
+// that what it checks does not depend on how fast it runs.
 func (s *Server) RedeliverUnackedNow(ctx context.Context) ([]string, error) {
 	s.mu.Lock()
 	var due []*envelope
+	var avoid []int
 	for _, sent := range s.sent {
 		env := s.envelopes[sent.EnvelopeID]
 		if env == nil || env.typ != "events_api" || env.acked || env.redelivered || env.retry >= MaxRetries {
@@ -442,12 +813,13 @@ func (s *Server) RedeliverUnackedNow(ctx context.Context) ([]string, error) {
 		}
 		env.redelivered = true
 		due = append(due, env)
+		avoid = append(avoid, env.conn)
 	}
 	s.mu.Unlock()
 	var ids []string
-	for _, env := range due {
+	for i, env := range due {
 		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
-		if err := s.deliver(ctx, next); err != nil {
+		if err := s.deliver(ctx, next, avoid[i]); err != nil {
 			return ids, fmt.Errorf("slacktest: redeliver %s: %w", env.id, err)
 		}
 		ids = append(ids, next.id)
@@ -480,9 +852,10 @@ type authorization struct {
 }
 
 // eventPayloadLocked builds the event callback for ev, records its message in
-// the history and returns the payload and its event_id.
-func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, error) {
-	var inner json.RawMessage
+// the history and returns the inner event (a json.RawMessage or a value to
+// encode), the callback around it and the message's ts.
+func (s *Server) eventPayloadLocked(ev EventSpec) (any, callback, string, error) {
+	var inner any
 	var ts string
 	if ev.Raw != nil {
 		var probe struct {
@@ -497,14 +870,14 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, erro
 			EventTS  string `json:"event_ts"`
 		}
 		if err := json.Unmarshal(ev.Raw, &probe); err != nil || probe.Type == "" {
-			return nil, "", errors.New("raw event is not a JSON object with a type")
+			return nil, callback{}, "", errors.New("raw event is not a JSON object with a type")
 		}
 		var ct struct {
 			ChannelType string `json:"channel_type"`
 		}
 		_ = json.Unmarshal(ev.Raw, &ct) // it parsed just above
 		if name := eventName(probe.Type, probe.Channel, ct.ChannelType); !s.cfg.grants.event(name) {
-			return nil, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+			return nil, callback{}, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
 		}
 		if probe.Type == "app_mention" && probe.Channel != "" {
 			s.members[probe.Channel] = true
@@ -520,25 +893,37 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (json.RawMessage, string, erro
 		}
 	} else {
 		if ev.Type == "" || ev.Channel == "" {
-			return nil, "", errors.New("event needs a type and a channel")
+			return nil, callback{}, "", errors.New("event needs a type and a channel")
 		}
 		if name := eventName(ev.Type, ev.Channel, ev.ChannelType); !s.cfg.grants.event(name) {
-			return nil, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
+			return nil, callback{}, "", fmt.Errorf("%s: %w", name, ErrNotSubscribed)
 		}
 		if ev.Type == "app_mention" {
 			s.members[ev.Channel] = true
 		}
-		m, evTS := s.innerEventLocked(ev)
-		inner, _ = json.Marshal(m)
-		ts = evTS
+		inner, ts = s.innerEventLocked(ev)
 	}
-	payload, eventID, err := s.callbackLocked(inner, ts, ev.EventID)
-	return payload, eventID, err
+	return inner, s.callbackLocked(ts, ev.EventID), ts, nil
 }
 
-// callbackLocked wraps the inner event, sent at ts, in an event callback
-// with event_id eventID (a fresh one if empty).
-func (s *Server) callbackLocked(inner json.RawMessage, ts, eventID string) (json.RawMessage, string, error) {
+// payload returns the JSON of cb around the inner event (a json.RawMessage,
+// or a value to encode).
+func (cb callback) payload(inner any) (json.RawMessage, error) {
+	raw, ok := inner.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(inner); err != nil {
+			return nil, err
+		}
+	}
+	cb.Event = raw
+	return json.Marshal(cb)
+}
+
+// callbackLocked returns the event callback for an event sent at ts, with
+// event_id eventID (a fresh one if empty) and no inner event yet (see
+// payload).
+func (s *Server) callbackLocked(ts, eventID string) callback {
 	if eventID == "" {
 		eventID = fmt.Sprintf("Ev%09d", s.nextSeqLocked())
 	}
@@ -548,24 +933,21 @@ func (s *Server) callbackLocked(inner json.RawMessage, ts, eventID string) (json
 	} else {
 		eventTime = s.lastTS / 1_000_000
 	}
-	cb := callback{
+	return callback{
 		Token:          verificationToken,
 		TeamID:         teamID,
 		ContextTeamID:  teamID,
 		APIAppID:       appID,
-		Event:          inner,
 		Type:           "event_callback",
 		EventID:        eventID,
 		EventTime:      eventTime,
 		Authorizations: []authorization{{TeamID: teamID, UserID: botUserID, IsBot: true}},
 		EventContext:   "4-slacktest-" + eventID,
 	}
-	payload, err := json.Marshal(cb)
-	return payload, eventID, err
 }
 
-// innerEventLocked builds the JSON of a structured EventSpec, records its
-// message and returns the event with its event_ts.
+// innerEventLocked builds a structured EventSpec's event, records its
+// message and returns the event, to encode as JSON, with its event_ts.
 func (s *Server) innerEventLocked(ev EventSpec) (map[string]any, string) {
 	ts := ev.TS
 	if ts == "" {
@@ -749,18 +1131,20 @@ func (s *Server) SendSlash(ctx context.Context, cmd SlashSpec) (string, error) {
 	})
 	env := newEnvelope("slash_commands", payload, "", 0, "")
 	env.slash = sl
-	if err := s.deliver(ctx, env); err != nil {
+	if err := s.deliver(ctx, env, 0); err != nil {
 		return "", fmt.Errorf("slacktest: send slash command %s: %w", cmd.Command, err)
 	}
 	return env.id, nil
 }
 
-// Disconnect sends {"type": "disconnect", "reason": reason} on every open
-// connection and then drops its TCP connection without a close frame, as
-// Slack does. reason is typically "refresh_requested", "warning" or
+// Disconnect sends {"type": "disconnect", "reason": reason} on every live
+// connection, sends nothing more on them, and drops each without a close
+// frame once the client has closed it (slack-go does so at once) or after
+// 10 s, as Slack does. reason is typically "refresh_requested", "warning" or
 // "link_disabled". It returns once the connections are gone, or
 // ErrNotConnected if there were none. slack-go answers by calling
-// apps.connections.open again at once.
+// apps.connections.open again at once. DisconnectConn does the same to one
+// connection.
 func (s *Server) Disconnect(ctx context.Context, reason string) error {
 	s.mu.Lock()
 	conns := append([]*conn(nil), s.live...)
@@ -768,27 +1152,12 @@ func (s *Server) Disconnect(ctx context.Context, reason string) error {
 	if len(conns) == 0 {
 		return ErrNotConnected
 	}
-	frame, _ := json.Marshal(map[string]any{
-		"type":       "disconnect",
-		"reason":     reason,
-		"debug_info": map[string]any{"host": "applink-slacktest"},
-	})
-	for _, c := range conns {
-		_ = c.write(frame) // a connection that is already gone needs no notice
-		c.close()
-	}
-	for _, c := range conns {
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			return fmt.Errorf("slacktest: disconnect: %w", ctx.Err())
-		}
-	}
-	return nil
+	return s.disconnect(ctx, conns, reason)
 }
 
 // DropConnection closes every Socket Mode TCP connection abruptly, with no
 // disconnect message and no close frame, and returns once they are gone.
+// DropConn does the same to one connection, DropSockets at random.
 func (s *Server) DropConnection() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
@@ -797,7 +1166,7 @@ func (s *Server) DropConnection() {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.close()
+		s.drop(c)
 	}
 	for _, c := range conns {
 		<-c.done // the read loop ends as soon as its connection is closed

@@ -324,7 +324,7 @@ func (s *Server) chatPostMessage(form url.Values) (map[string]any, *apiError) {
 	ts := s.newTSLocked()
 	st := &stored{channel: channel, ts: ts, threadTS: thread, user: botUserID, botID: botID, text: text, blocks: blocks}
 	s.storeLocked(st)
-	s.messages = append(s.messages, Message{Method: "chat.postMessage", Channel: channel, ThreadTS: thread,
+	s.addMessageLocked(Message{Method: "chat.postMessage", Channel: channel, ThreadTS: thread,
 		Text: text, Blocks: blocks, TS: ts})
 	s.notifyLocked()
 	msg := st.wire()
@@ -357,7 +357,7 @@ func (s *Server) chatPostEphemeral(form url.Values) (map[string]any, *apiError) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.newTSLocked()
-	s.ephemeral = append(s.ephemeral, Message{Method: "chat.postEphemeral", Channel: channel,
+	s.addEphemeralLocked(Message{Method: "chat.postEphemeral", Channel: channel,
 		ThreadTS: thread, Text: text, Blocks: blocks, User: user, TS: ts,
 		Hidden: thread != "" && !s.hasRepliesLocked(channel, thread)})
 	s.notifyLocked()
@@ -374,12 +374,7 @@ func (s *Server) canPost(channel string) bool {
 // hasRepliesLocked reports whether the thread of thread in channel has a
 // reply: Slack shows an ephemeral message in a thread only then.
 func (s *Server) hasRepliesLocked(channel, thread string) bool {
-	for _, m := range s.history[channel] {
-		if m.threadTS == thread && m.ts != thread {
-			return true
-		}
-	}
-	return false
+	return s.replies[msgKey{channel, thread}] > 0
 }
 
 // conversationsOpen opens (or finds) the app's DM with one user: its ID is
@@ -430,7 +425,7 @@ func (s *Server) chatUpdate(form url.Values) (map[string]any, *apiError) {
 	if blocks != nil { // absent blocks are kept, as in Slack
 		st.blocks = blocks
 	}
-	s.messages = append(s.messages, Message{Method: "chat.update", Channel: channel, ThreadTS: st.threadTS,
+	s.addMessageLocked(Message{Method: "chat.update", Channel: channel, ThreadTS: st.threadTS,
 		Text: text, Blocks: blocks, TS: ts})
 	evTS := s.newTSLocked()
 	msg := st.wire()
@@ -452,14 +447,14 @@ func (s *Server) echo(ev map[string]any, ts string) {
 	if !s.cfg.grants.event("message.im") {
 		return // echoes are message events in DMs
 	}
-	inner, _ := json.Marshal(ev)
 	s.mu.Lock()
-	payload, eventID, err := s.callbackLocked(inner, ts, "")
+	cb := s.callbackLocked(ts, "")
 	s.mu.Unlock()
+	payload, err := cb.payload(ev)
 	if err != nil {
 		return
 	}
-	s.sendAsync(newEnvelope("events_api", payload, eventID, 0, ""))
+	s.sendAsync(newEnvelope("events_api", payload, cb.EventID, 0, ""))
 }
 
 func (s *Server) reactionsAdd(form url.Values) (map[string]any, *apiError) {
@@ -544,19 +539,19 @@ func (m *stored) wire() map[string]any {
 
 // storeLocked adds m to its channel's history unless it is there already.
 func (s *Server) storeLocked(m *stored) {
-	if m.channel == "" || m.ts == "" || s.findLocked(m.channel, m.ts) != nil {
+	k := msgKey{m.channel, m.ts}
+	if m.channel == "" || m.ts == "" || s.stored[k] != nil {
 		return
 	}
 	s.history[m.channel] = append(s.history[m.channel], m)
+	s.stored[k] = m
+	if m.threadTS != "" && m.threadTS != m.ts {
+		s.replies[msgKey{m.channel, m.threadTS}]++
+	}
 }
 
 func (s *Server) findLocked(channel, ts string) *stored {
-	for _, m := range s.history[channel] {
-		if m.ts == ts {
-			return m
-		}
-	}
-	return nil
+	return s.stored[msgKey{channel, ts}]
 }
 
 // defaultRepliesLimit is how many messages conversations.replies returns when
@@ -950,9 +945,9 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	if msg.ResponseType == "in_channel" {
 		s.storeLocked(&stored{channel: sl.channel, ts: ts, threadTS: msg.ThreadTS, user: botUserID,
 			botID: botID, text: msg.Text, blocks: msg.Blocks})
-		s.messages = append(s.messages, m)
+		s.addMessageLocked(m)
 	} else {
-		s.ephemeral = append(s.ephemeral, m)
+		s.addEphemeralLocked(m)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
