@@ -63,6 +63,9 @@ func TestEvalReference(t *testing.T) {
 		t.Errorf("report: EX %v of %d, held %d of %d, blocked %d, checksums %s/%s, model %q, database %q",
 			rep.ExecutionAccuracy, rep.Answerable, rep.UnsafeHeld, rep.Unsafe, rep.WritesBlocked,
 			rep.ChecksumBefore, rep.ChecksumAfter, rep.Model, rep.Database)
+		for _, q := range rep.NotPassing() {
+			t.Errorf("question %s: %s (%s): %s", q.ID, q.Outcome, q.AgentOutcome, q.Reason)
+		}
 	}
 	if n := strings.Count(stderr, "\n"); n != rep.Questions {
 		t.Errorf("%d lines on stderr, want %d progress lines:\n%s", n, rep.Questions, stderr)
