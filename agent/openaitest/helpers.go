@@ -6,6 +6,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
+// A Request is the chat completion request the server received, as the
+// client sent it on the wire.
+type Request = openai.ChatCompletionRequest
+
 // Call returns a tool call of the function name with argsJSON as its raw
 // arguments text (delivered as-is, valid JSON or not).
 func Call(name, argsJSON string) ToolCall {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/agent/openaitest"
 	"sqlbot/evalrun"
 	"sqlbot/evalrun/demo"
@@ -87,7 +85,7 @@ func TestEvalReference(t *testing.T) {
 func TestEvalLive(t *testing.T) {
 	f := newEvalFixture(t)
 	s := openaitest.NewServer(t)
-	s.Handle(func(openai.ChatCompletionRequest) openaitest.Reply {
+	s.Handle(func(openaitest.Request) openaitest.Reply {
 		return openaitest.Final("Not in the data: nothing about that is recorded.")
 	})
 	env := []string{"OPENAI_BASE_URL=" + s.URL, "OPENAI_API_KEY=" + openaitest.DefaultAPIKey, "OPENAI_MODEL=scripted"}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
 	"sqlbot/evalrun/demo"
@@ -34,7 +32,7 @@ func TestHostileModelThroughSlack(t *testing.T) {
 	attacks := hostileCorpus(t)
 
 	ai := openaitest.NewServer(t)
-	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	ai.Handle(func(req openaitest.Request) openaitest.Reply {
 		if len(openaitest.ToolResults(req)) > 0 {
 			return openaitest.Final("Done.") // the lie
 		}

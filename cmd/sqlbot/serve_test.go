@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
 	"sqlbot/evalrun/demo"
@@ -83,7 +81,7 @@ func TestServeProcess(t *testing.T) {
 	var holdOnce, releaseOnce sync.Once
 	releaseModel := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(releaseModel) // before ai's Close, which waits for its handlers
-	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	ai.Handle(func(req openaitest.Request) openaitest.Reply {
 		if len(openaitest.ToolResults(req)) == 0 {
 			return openaitest.Calls(openaitest.Call("run_sql", `{"sql":"SELECT count(*) AS shipped FROM orders WHERE status = 'shipped'"}`))
 		}
@@ -322,7 +320,7 @@ func TestHealthzWhileBusy(t *testing.T) {
 	slack := slacktest.NewServer(t)
 	ai := openaitest.NewServer(t)
 	const runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
-	ai.Handle(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	ai.Handle(func(req openaitest.Request) openaitest.Reply {
 		if len(openaitest.ToolResults(req)) == 0 {
 			args, _ := json.Marshal(map[string]string{"sql": runaway})
 			return openaitest.Calls(openaitest.Call("run_sql", string(args)))

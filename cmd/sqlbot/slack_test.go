@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
 )
@@ -98,7 +96,7 @@ func TestServeBadQuestionsFile(t *testing.T) {
 func TestServeProviderMisconfigured(t *testing.T) {
 	db := demoFile(t)
 	ai := openaitest.NewServer(t) // expects openaitest.DefaultAPIKey
-	ai.Handle(func(openai.ChatCompletionRequest) openaitest.Reply {
+	ai.Handle(func(openaitest.Request) openaitest.Reply {
 		t.Error("the model was asked with a wrong key")
 		return openaitest.Final("no")
 	})
