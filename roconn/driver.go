@@ -125,14 +125,14 @@ func (c *physConn) watch(ctx context.Context) (stop func()) {
 	}
 }
 
-// interruptJob interrupts c if it is still running j, and never a later
-// statement: once the job's goroutine has let go of c (see pool.finish),
-// it does nothing.
-func (c *physConn) interruptJob(j *job) {
+// interruptJob interrupts c, through tls (the caller's own), if it is
+// still running j, and never a later statement: once the job's goroutine
+// has let go of c (see pool.finish), it does nothing.
+func (c *physConn) interruptJob(tls *libc.TLS, j *job) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.job == j {
-		c.interrupt()
+		sqlite3.Xsqlite3_interrupt(tls, c.handle)
 	}
 }
 

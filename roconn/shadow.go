@@ -43,6 +43,9 @@ type programCheck struct {
 	shadowCat   catalog
 	shadowAllow allowance // what a shadow program may read: every column of the shadow but hidden ones
 	shadowName  map[*schemaObject]string
+
+	// beforeShadow, if set (by tests), runs before the shadow compile.
+	beforeShadow func()
 }
 
 // check refuses prog, the real program of stmt, if it reads what the
@@ -59,6 +62,9 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		if in.P3 != pc.cookie {
 			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
 		}
+	}
+	if pc.beforeShadow != nil {
+		pc.beforeShadow()
 	}
 	sprog, sreads, err := pc.compileShadow(ctx, stmt)
 	if err != nil {
