@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"modernc.org/libc"
 	"modernc.org/sqlite"
 )
 
@@ -301,6 +302,18 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 			}
 		}
 		rows.Close()
+	}
+	// The shadow compiles as the real connections do, subqueries whole, so
+	// that it goes through the same doors.
+	h, err := sqliteHandle(dc)
+	if err != nil {
+		return nil, err
+	}
+	tls := libc.NewTLS()
+	err = viewsWhole(tls, h)
+	tls.Close()
+	if err != nil {
+		return nil, err
 	}
 	rec := &recorder{}
 	if err := dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(rec.authorize); err != nil {
