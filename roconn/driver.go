@@ -125,14 +125,14 @@ func (c *physConn) watch(ctx context.Context) (stop func()) {
 	}
 }
 
-// interruptJob interrupts c if it is still running j, and never a later
-// statement: once the job's goroutine has let go of c (see pool.finish),
-// it does nothing.
-func (c *physConn) interruptJob(j *job) {
+// interruptJob interrupts c, through tls (the caller's own), if it is
+// still running j, and never a later statement: once the job's goroutine
+// has let go of c (see pool.finish), it does nothing.
+func (c *physConn) interruptJob(tls *libc.TLS, j *job) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.job == j {
-		c.interrupt()
+		sqlite3.Xsqlite3_interrupt(tls, c.handle)
 	}
 }
 
@@ -230,12 +230,44 @@ func setLimits(handle uintptr, valueBytes int, restricted bool) error {
 			return err
 		}
 	}
+	if restricted {
+		if err := viewsWhole(tls, handle); err != nil {
+			return err
+		}
+	}
 	// A mode=ro connection cannot checkpoint a WAL file; it must not try
 	// when it closes, as the last connection to the database.
 	va := tls.Alloc(16)
 	defer tls.Free(16)
 	if rc := sqlite3.Xsqlite3_db_config(tls, handle, sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, libc.VaList(va, int32(1), uintptr(0))); rc != sqlite3.SQLITE_OK {
 		return fmt.Errorf("turn off checkpoint on close: SQLite result %d", rc)
+	}
+	return nil
+}
+
+// viewOptimizations are the query optimizations that merge an outer query's
+// terms with a subquery's: the query flattener (UNION ALL branches
+// included), which makes a view's WHERE and the outer WHERE one clause, and
+// the push-down of outer WHERE terms into a subquery's WHERE or HAVING.
+// Merged, the outer terms are tested on rows the view's own WHERE, HAVING,
+// DISTINCT or join leaves out, in whatever order the planner picks (an
+// index the outer term is covered by, a correlated subquery tested last): a
+// term that raises an error, or burns time, only for some values is then an
+// oracle over the rows the view hides.
+const viewOptimizations = sqlite3.SQLITE_QueryFlattener | sqlite3.SQLITE_FlttnUnionAll | sqlite3.SQLITE_PushDown
+
+// viewsWhole turns off viewOptimizations on the connection handle, so that
+// every subquery, a view included, runs whole and the outer query sees only
+// its result rows, and reads the setting back.
+func viewsWhole(tls *libc.TLS, handle uintptr) error {
+	va := tls.Alloc(16)
+	defer tls.Free(16)
+	sqlite3.Xsqlite3_test_control(tls, sqlite3.SQLITE_TESTCTRL_OPTIMIZATIONS, libc.VaList(va, handle, uint32(viewOptimizations)))
+	out := tls.Alloc(4)
+	defer tls.Free(4)
+	sqlite3.Xsqlite3_test_control(tls, sqlite3.SQLITE_TESTCTRL_GETOPT, libc.VaList(va, handle, out))
+	if off := uint32(*(*int32)(cMem(out))); off&viewOptimizations != viewOptimizations {
+		return fmt.Errorf("turn off the query flattener and push-down: the disabled optimizations are %#x", off)
 	}
 	return nil
 }

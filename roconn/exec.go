@@ -70,11 +70,17 @@ func (db *DB) execute(ctx context.Context, pc *physConn, stmt string) (*Result, 
 func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
 	tls := pc.tls
 	pc.auth.begin(stmt)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	st, err := prepare(pc, explainPrefix+stmt)
 	if err != nil {
 		return nil, err
 	}
 	defer sqlite3.Xsqlite3_finalize(tls, st)
+	if db.at != nil {
+		db.at("compiled")
+	}
 	if sqlite3.Xsqlite3_stmt_isexplain(tls, st) != 1 {
 		// "QUERY PLAN SELECT …" became EXPLAIN QUERY PLAN with the prefix.
 		return nil, &Refusal{Layer: LayerReadOnly, Reason: "EXPLAIN is not allowed"}
@@ -90,8 +96,13 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 	if j := pc.job; j != nil {
 		j.grows.Store(programGrows(prog))
 	}
-	if db.afterCheck != nil {
-		db.afterCheck()
+	if db.at != nil {
+		db.at("checked")
+	}
+	// A statement stopped while it was compiled or checked never starts:
+	// the interrupt that stopped it is lost once its program starts.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 
 	// From here SQLite must not compile anything: a compile now would be
@@ -106,6 +117,9 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 	}
 	if reprepared(pc, st) {
 		return nil, recompiled()
+	}
+	if db.at != nil {
+		db.at("run")
 	}
 	res, err := db.collect(pc, st)
 	if reprepared(pc, st) || pc.auth.sealBroken() {

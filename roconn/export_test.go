@@ -1,13 +1,16 @@
 package roconn
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"modernc.org/libc"
 	"modernc.org/sqlite"
 )
 
@@ -64,8 +67,9 @@ const RaceDetector = raceDetector
 
 // PlainWithFunctions opens the file at the absolute path abs read-only with
 // no layer of roconn's, but with roconn's own LIKE, GLOB, instr, replace
-// and trim functions: an oracle whose rows differ from roconn's only where
-// the checks do. (Plain SQLite 3.54.1 answers some statements wrongly where
+// and trim functions and its query optimizations (subqueries run whole; see
+// viewsWhole): an oracle whose rows, and their order where a statement
+// leaves it to SQLite, differ from roconn's only where the checks do. (Plain SQLite 3.54.1 answers some statements wrongly where
 // its built-in LIKE is optimized, for one a LIKE on an INTEGER PRIMARY KEY
 // inside a flattened FULL JOIN; roconn's LIKE is a function, which SQLite
 // does not optimize, and answers them rightly.)
@@ -74,5 +78,27 @@ func PlainWithFunctions(abs string) (*sql.DB, error) {
 	if err := registerFunctions(d, maxLikePattern, math.MaxInt32); err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(&plainConnector{driver: d, dsn: dsnFor(abs)}), nil
+	return sql.OpenDB(&wholeConnector{plainConnector{driver: d, dsn: dsnFor(abs)}}), nil
+}
+
+// A wholeConnector is a plainConnector whose connections run subqueries
+// whole, as roconn's do.
+type wholeConnector struct{ plainConnector }
+
+func (c *wholeConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.plainConnector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := sqliteHandle(dc)
+	if err == nil {
+		tls := libc.NewTLS()
+		err = viewsWhole(tls, h)
+		tls.Close()
+	}
+	if err != nil {
+		dc.Close()
+		return nil, err
+	}
+	return dc, nil
 }

@@ -440,7 +440,7 @@ func TestOpenProbes(t *testing.T) {
 // pooledProgram compiles query as Query does on a connection of db's pool
 // and returns its program, unchecked, and the authorizer's denial if any.
 func pooledProgram(ctx context.Context, db *DB, query string) (prog []instr, denial string, err error) {
-	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) {
+	j, err := db.pool.start(ctx, func(_ context.Context, pc *physConn) (*Result, error) {
 		pc.auth.reset()
 		st, err := prepare(pc, explainPrefix+query)
 		denial = pc.auth.denial()

@@ -60,6 +60,10 @@ func newPool(size, maxStrays int, open func(context.Context) (*physConn, error))
 	}
 }
 
+// interruptEvery is how often a stopped statement is interrupted again
+// while it still runs (see pool.stop).
+const interruptEvery = time.Millisecond
+
 // A job is one statement running on a connection of its own.
 type job struct {
 	pc      *physConn
@@ -67,6 +71,13 @@ type job struct {
 	started time.Time
 	grows   atomic.Bool // its program keeps rows in memory (see programGrows)
 	memStop atomic.Bool // the memory watch interrupted it
+
+	// ctx is the work's context: the caller's, ended too when the job is
+	// stopped. The work checks it between its phases and gives it to the
+	// shadow compile.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stopped atomic.Bool // stop was called
 
 	mu        sync.Mutex
 	abandoned bool // the caller gave up on it
@@ -77,8 +88,9 @@ type job struct {
 }
 
 // start waits for a slot (bounded by ctx only) and a connection, and runs
-// work on that connection on a goroutine of its own.
-func (p *pool) start(ctx context.Context, work func(*physConn) (*Result, error)) (*job, error) {
+// work on that connection on a goroutine of its own. work gets the job's
+// context (see job.ctx).
+func (p *pool) start(ctx context.Context, work func(context.Context, *physConn) (*Result, error)) (*job, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -90,6 +102,7 @@ func (p *pool) start(ctx context.Context, work func(*physConn) (*Result, error))
 		return nil, err
 	}
 	j := &job{pc: pc, done: make(chan struct{}), started: time.Now()}
+	j.ctx, j.cancel = context.WithCancel(ctx)
 	pc.mu.Lock()
 	pc.job = j
 	pc.mu.Unlock()
@@ -100,7 +113,7 @@ func (p *pool) start(ctx context.Context, work func(*physConn) (*Result, error))
 	}
 	p.mu.Unlock()
 	pc.work <- func() {
-		res, err := work(pc)
+		res, err := work(j.ctx, pc)
 		p.finish(j, res, err)
 	}
 	return j, nil
@@ -167,7 +180,10 @@ func (p *pool) finish(j *job, res *Result, err error) {
 	abandoned, stray := j.abandoned, j.stray
 	j.mu.Unlock()
 
-	reuse := !abandoned && sqlite3.Xsqlite3_get_autocommit(pc.tls, pc.handle) != 0
+	j.cancel()
+	// A stopped job's connection may hold an interrupt that arrived after
+	// its last step, which would stop the next statement's compile.
+	reuse := !abandoned && !j.stopped.Load() && sqlite3.Xsqlite3_get_autocommit(pc.tls, pc.handle) != 0
 	p.mu.Lock()
 	delete(p.running, pc)
 	if reuse && !p.closed {
@@ -185,6 +201,35 @@ func (p *pool) finish(j *job, res *Result, err error) {
 		<-p.slots
 	}
 	close(j.done)
+}
+
+// stop stops j: it ends the job's context, and interrupts the job now and
+// again every interruptEvery until it ends. SQLite forgets an interrupt that
+// arrives while no statement of the connection is running (while the
+// statement is being compiled or checked, or between the check and its
+// first step: SQLite clears the flag when a statement starts), so one
+// interrupt is not enough; the work also looks at its context between its
+// phases and never starts a program once it is done. Stopping a job twice
+// does nothing more.
+func (p *pool) stop(j *job) {
+	if j.stopped.Swap(true) {
+		return
+	}
+	j.cancel()
+	go func() {
+		tls := libc.NewTLS()
+		defer tls.Close()
+		tick := time.NewTicker(interruptEvery)
+		defer tick.Stop()
+		for {
+			j.pc.interruptJob(tls, j)
+			select {
+			case <-j.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 }
 
 // abandon gives up on j unless it has just ended, and reports whether it
@@ -224,10 +269,11 @@ func (p *pool) close() {
 	}
 	for _, pc := range running {
 		pc.mu.Lock()
-		if pc.job != nil {
-			pc.interrupt()
-		}
+		j := pc.job
 		pc.mu.Unlock()
+		if j != nil {
+			p.stop(j)
+		}
 	}
 }
 
@@ -295,7 +341,7 @@ func (p *pool) watchMemory() {
 			return a.started.Compare(b.started)
 		})
 		victim.memStop.Store(true)
-		victim.pc.interruptJob(victim)
+		p.stop(victim)
 	}
 }
 

@@ -39,6 +39,11 @@ CREATE VIEW vw_filter AS SELECT id, g FROM base WHERE v > 8880030;
 CREATE VIEW vw_win AS SELECT id, row_number() OVER (ORDER BY v) AS rn FROM base;
 CREATE VIEW hv AS SELECT id, g, secret FROM base;
 CREATE VIEW vw_over AS SELECT id, g FROM hv;
+CREATE INDEX idx_base_g ON base(g);
+CREATE VIEW vw_having AS SELECT g, count(*) AS n FROM base GROUP BY g HAVING sum(v) > 17760050;
+CREATE VIEW vw_distinct AS SELECT DISTINCT g FROM base WHERE v > 8880040;
+CREATE VIEW vw_exists AS SELECT id, g FROM base b WHERE EXISTS (SELECT 1 FROM hv WHERE hv.id = b.id AND hv.secret > 'HIDs3');
+CREATE VIEW vw_part AS SELECT id, g, row_number() OVER (PARTITION BY g ORDER BY id) AS rn FROM base WHERE v > 8880030;
 INSERT INTO t1 VALUES (1, 1, 'x', 'HIDa1', 7770001), (2, 2, 'y', 'HIDa2', 7770002), (3, 3, NULL, 'HIDa3', 7770003),
   (4, 1, 'x', NULL, 7770004), (5, 5, 'z', 'HIDa5', NULL), (6, NULL, 'y', 'HIDa6', 7770006), (7, 7, 'x', 'HIDa7', 7770007), (8, 2, 'w', 'HIDa8', 7770008);
 INSERT INTO t2 VALUES (1, 1, 'p', 1.5, 'HIDc1'), (2, 1, 'q', 2.5, 'HIDc2'), (3, 2, 'p', NULL, 'HIDc3'), (4, 3, 'r', 4.0, NULL),
@@ -56,6 +61,10 @@ expose:
   vw_filter: {}
   vw_win: {}
   vw_over: {}
+  vw_having: {}
+  vw_distinct: {}
+  vw_exists: {}
+  vw_part: {}
 `
 
 // propHiddenInts are the hidden numbers of propSchema.
@@ -108,18 +117,41 @@ type psource struct {
 }
 
 var propObjects = map[string][]pcol{
-	"t1":        {{"id", false, true}, {"a", false, true}, {"b", false, false}, {"h1", true, false}, {"h2", true, true}},
-	"t2":        {{"id", false, true}, {"t1_id", false, true}, {"c", false, false}, {"d", false, true}, {"h3", true, false}},
-	"vw_agg":    {{"g", false, false}, {"total", false, true}, {"n", false, true}},
-	"vw_filter": {{"id", false, true}, {"g", false, false}},
-	"vw_win":    {{"id", false, true}, {"rn", false, true}},
-	"vw_over":   {{"id", false, true}, {"g", false, false}},
+	"t1":          {{"id", false, true}, {"a", false, true}, {"b", false, false}, {"h1", true, false}, {"h2", true, true}},
+	"t2":          {{"id", false, true}, {"t1_id", false, true}, {"c", false, false}, {"d", false, true}, {"h3", true, false}},
+	"vw_agg":      {{"g", false, false}, {"total", false, true}, {"n", false, true}},
+	"vw_filter":   {{"id", false, true}, {"g", false, false}},
+	"vw_win":      {{"id", false, true}, {"rn", false, true}},
+	"vw_over":     {{"id", false, true}, {"g", false, false}},
+	"vw_having":   {{"g", false, false}, {"n", false, true}},
+	"vw_distinct": {{"g", false, false}},
+	"vw_exists":   {{"id", false, true}, {"g", false, false}},
+	"vw_part":     {{"id", false, true}, {"g", false, false}, {"rn", false, true}},
 	// Not exposed: every column of them is hidden.
 	"base": {{"id", true, true}, {"g", true, false}, {"v", true, true}, {"secret", true, false}},
 	"hv":   {{"id", true, true}, {"g", true, false}, {"secret", true, false}},
 }
 
-var propExposed = []string{"t1", "t2", "vw_agg", "vw_filter", "vw_win", "vw_over"}
+var propExposed = []string{"t1", "t2", "vw_agg", "vw_filter", "vw_win", "vw_over", "vw_having", "vw_distinct", "vw_exists", "vw_part"}
+
+// propLeftOut holds, for each exposed view that keeps only some rows of
+// base, and each of its columns, the values that only the rows it leaves
+// out hold: no row the view shows has them.
+var propLeftOut = map[string]map[string][]string{
+	"vw_filter":   {"id": {"1", "2", "3"}, "g": {"'g1'"}},
+	"vw_having":   {"g": {"'g1'"}},
+	"vw_distinct": {"g": {"'g1'"}},
+	"vw_exists":   {"id": {"1", "2", "3"}, "g": {"'g1'"}},
+	"vw_part":     {"id": {"1", "2", "3"}, "g": {"'g1'"}},
+}
+
+// tripwires are terms that raise an error when their condition (the %s)
+// holds: abs() of the one integer it cannot negate, and json() of text that
+// is not JSON.
+var tripwires = []string{
+	"abs(CASE WHEN %s THEN -9223372036854775808 ELSE 1 END) > 0",
+	"json(CASE WHEN %s THEN 'not json' ELSE '1' END) IS NOT NULL",
+}
 
 // A propGen generates one SELECT and knows whether it touches what the
 // policy hides: a hidden column or an object that is not exposed, named or
@@ -129,6 +161,10 @@ type propGen struct {
 	n       int
 	ctes    []string
 	touches bool
+	// wired: the statement holds a term that raises an error on a value
+	// only rows a view leaves out hold (see propLeftOut); it must never
+	// raise it.
+	wired bool
 }
 
 func (g *propGen) alias() string { g.n++; return fmt.Sprintf("s%d", g.n) }
@@ -236,6 +272,9 @@ func (g *propGen) where(srcs []psource, depth int) string {
 }
 
 func (g *propGen) predicate(srcs []psource, depth int) string {
+	if w := g.tripwire(srcs); w != "" {
+		return w
+	}
 	form := g.r.IntN(7)
 	if form == 2 && depth < 2 {
 		inner := g.source(depth + 1)
@@ -260,6 +299,30 @@ func (g *propGen) predicate(srcs []psource, depth int) string {
 		return fmt.Sprintf("%s > %d", ref, g.r.IntN(6))
 	}
 	return ref + " >= '" + g.pick([]string{"g2", "q", "x", "HIDa5"[:1]}) + "'"
+}
+
+// tripwire returns, now and then, a tripwire term (the whole predicate, so
+// that every row that reaches it tests it) on a value that only rows a view
+// in srcs leaves out hold, or "".
+func (g *propGen) tripwire(srcs []psource) string {
+	var views []psource
+	for _, s := range srcs {
+		if propLeftOut[s.table] != nil {
+			views = append(views, s)
+		}
+	}
+	if len(views) == 0 || !g.chance(0.5) {
+		return ""
+	}
+	s := views[g.r.IntN(len(views))]
+	var cols []string
+	for c := range propLeftOut[s.table] {
+		cols = append(cols, c)
+	}
+	slices.Sort(cols)
+	c := g.pick(cols)
+	g.wired = true
+	return fmt.Sprintf(g.pick(tripwires), s.alias+"."+c+" = "+g.pick(propLeftOut[s.table][c]))
 }
 
 // join returns a FROM clause of two items and the items.
@@ -367,7 +430,7 @@ func (g *propGen) statement() string {
 }
 
 // propCounts are what a run of the property did.
-type propCounts struct{ generated, ran, refused, skipped, index, timedOut int }
+type propCounts struct{ generated, ran, refused, skipped, index, timedOut, wired int }
 
 // propDB opens the property test's database: through roconn under
 // propPolicy, and plain read-only.
@@ -414,6 +477,13 @@ func checkGenerated(t *testing.T, db *roconn.DB, plain *sql.DB, seed uint64, c *
 	}
 	if v := propLeak(rows, fmt.Sprint(err)); v != "" {
 		t.Errorf("seed %d: %s\nleaked %q", seed, q, v)
+	}
+	if g.wired {
+		c.wired++
+		var ref *roconn.Refusal
+		if err != nil && !errors.As(err, &ref) && !errors.Is(err, roconn.ErrRowLimit) {
+			t.Errorf("seed %d: %s\n%v; a tripwire went off on a row a view leaves out", seed, q, err)
+		}
 	}
 	wantCols, wantRows, perr := plainRows(plain, q)
 	if perr != nil {
@@ -491,9 +561,9 @@ func TestGeneratedSelects(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("generated %d, ran %d, refused %d (%d for the plan's index), skipped %d (plain SQLite refused them too), timed out %d, in %v",
-		c.generated, c.ran, c.refused, c.index, c.skipped, c.timedOut, time.Since(start).Round(time.Millisecond))
-	if c.refused < c.generated/20 || c.ran < c.generated/4 || c.timedOut > c.generated/100 {
+	t.Logf("generated %d, ran %d, refused %d (%d for the plan's index), skipped %d (plain SQLite refused them too), timed out %d, with a tripwire %d, in %v",
+		c.generated, c.ran, c.refused, c.index, c.skipped, c.timedOut, c.wired, time.Since(start).Round(time.Millisecond))
+	if c.refused < c.generated/20 || c.ran < c.generated/4 || c.timedOut > c.generated/100 || c.wired < c.generated/20 {
 		t.Errorf("the generator should both touch and avoid what is hidden, and statements run: %+v", c)
 	}
 }

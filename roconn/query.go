@@ -42,7 +42,7 @@ func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) { return db.execute(ctx, pc, stmt) })
+	j, err := db.pool.start(ctx, func(ctx context.Context, pc *physConn) (*Result, error) { return db.execute(ctx, pc, stmt) })
 	if err != nil {
 		return nil, fmt.Errorf("roconn: query: %w", err)
 	}
@@ -69,7 +69,7 @@ func (db *DB) wait(ctx context.Context, j *job) (*Result, error) {
 	case <-ctx.Done():
 		stopped = fmt.Errorf("roconn: query: %w", ctx.Err())
 	}
-	j.pc.interruptJob(j)
+	db.pool.stop(j)
 	g := time.NewTimer(grace)
 	defer g.Stop()
 	select {

@@ -57,9 +57,13 @@
 //
 // Time: a statement runs on its connection's own goroutine while the caller
 // waits; at the time limit (which starts when the statement has a
-// connection, not while it waits for one) it is interrupted, and if SQLite
-// has not returned 50 ms later the caller gets its refusal anyway and the
-// statement is abandoned: its connection is closed, never reused, when
+// connection, not while it waits for one) it is stopped: interrupted, and
+// interrupted again every millisecond until it ends (SQLite forgets an
+// interrupt that arrives while the statement is being compiled or checked,
+// before its program starts), and its context, which the check's shadow
+// compile runs under and which is looked at before the program starts,
+// ends. If SQLite has not returned 50 ms later the caller gets its refusal
+// anyway and the statement is abandoned: its connection is closed, never reused, when
 // SQLite returns, and at most Concurrent abandoned statements run at once
 // (beyond that, new statements wait for a connection). SQLite checks for an
 // interrupt between the steps of a program, so what a step costs bounds what
@@ -118,9 +122,10 @@ type DB struct {
 	objects []Object
 	byName  map[string]int // lower-cased name → index in objects
 
-	// afterCheck, if set (by tests), runs between the check of a program
-	// and its run.
-	afterCheck func()
+	// at, if set (by tests), is called as a statement reaches each phase
+	// of Query: "compiled", "checked" (its program passed the check) and
+	// "run" (about to take its first step).
+	at func(phase string)
 }
 
 // An exposure is one object the policy exposes, matched to the schema.
@@ -421,7 +426,7 @@ func (db *DB) probeRefused(ctx context.Context, probe string, layer Layer) error
 // check of the program in front, and requires the authorizer to deny it.
 // The probe is never run.
 func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
-	j, err := db.pool.start(ctx, func(pc *physConn) (*Result, error) {
+	j, err := db.pool.start(ctx, func(_ context.Context, pc *physConn) (*Result, error) {
 		pc.auth.reset()
 		st, err := prepare(pc, probe)
 		if err == nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"modernc.org/libc"
 	"modernc.org/sqlite"
 )
 
@@ -43,6 +44,9 @@ type programCheck struct {
 	shadowCat   catalog
 	shadowAllow allowance // what a shadow program may read: every column of the shadow but hidden ones
 	shadowName  map[*schemaObject]string
+
+	// beforeShadow, if set (by tests), runs before the shadow compile.
+	beforeShadow func()
 }
 
 // check refuses prog, the real program of stmt, if it reads what the
@@ -59,6 +63,9 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		if in.P3 != pc.cookie {
 			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
 		}
+	}
+	if pc.beforeShadow != nil {
+		pc.beforeShadow()
 	}
 	sprog, sreads, err := pc.compileShadow(ctx, stmt)
 	if err != nil {
@@ -295,6 +302,18 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 			}
 		}
 		rows.Close()
+	}
+	// The shadow compiles as the real connections do, subqueries whole, so
+	// that it goes through the same doors.
+	h, err := sqliteHandle(dc)
+	if err != nil {
+		return nil, err
+	}
+	tls := libc.NewTLS()
+	err = viewsWhole(tls, h)
+	tls.Close()
+	if err != nil {
+		return nil, err
 	}
 	rec := &recorder{}
 	if err := dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(rec.authorize); err != nil {

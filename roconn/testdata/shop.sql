@@ -35,6 +35,18 @@ CREATE TABLE returns    (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL UNIQU
 CREATE TABLE shipments  (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL UNIQUE REFERENCES orders(id), carrier TEXT NOT NULL, shipped_day TEXT NOT NULL, delivered_day TEXT);
 CREATE VIEW customer_regions AS SELECT c.id, r.name AS region, c.signup_day, c.loyalty_tier FROM customers c JOIN regions r ON r.id = c.region_id;
 CREATE VIEW staff AS SELECT id, first_name, last_name, title, store_id, manager_id, hired_day FROM employees;
+-- Views that keep some rows of a table the policy does not expose: the
+-- rows they leave out must stay out of reach, whatever the outer query
+-- does (a term of it that raises an error, or burns time, only for some
+-- values must never see them). Each keeps rows in another way: a WHERE
+-- over an indexed table, a correlated EXISTS, a HAVING, a DISTINCT and a
+-- window's partitions.
+CREATE VIEW west_customers AS SELECT id, signup_day FROM customers WHERE region_id = 1;
+CREATE VIEW west_members AS SELECT c.id, c.signup_day FROM customers c WHERE EXISTS (SELECT 1 FROM regions r WHERE r.id = c.region_id AND r.name = 'west');
+CREATE VIEW store_headcount AS SELECT store_id, count(*) AS staff FROM employees GROUP BY store_id HAVING count(*) >= 4;
+CREATE VIEW gold_signup_days AS SELECT DISTINCT signup_day FROM customers WHERE loyalty_tier = 'gold';
+CREATE VIEW gold_rank AS SELECT id, region_id, row_number() OVER (PARTITION BY region_id ORDER BY signup_day, id) AS rank FROM customers WHERE loyalty_tier = 'gold';
+CREATE INDEX customers_signup ON customers(signup_day);
 CREATE INDEX orders_customer ON orders(customer_id);
 CREATE INDEX orders_day ON orders(day);
 CREATE INDEX order_lines_order ON order_lines(order_id);
