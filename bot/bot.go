@@ -60,6 +60,7 @@ const (
 	afterDrainGrace  = 5 * time.Second          // at most, time for the last messages once a drain timed out
 	seenTTL          = time.Hour                // Slack retries within minutes
 	stateTimeout     = 2 * time.Second          // one call to the state store
+	ackTimeout       = time.Second              // one envelope's ack (Slack wants it within 3 s)
 )
 
 // An Answerer answers one question. *agent.Agent implements it: Ask returns
@@ -376,6 +377,13 @@ func (b *Bot) drain(ctx context.Context, s *session) {
 // the provider fixed); the next answer that succeeds clears it. Both are 503
 // so that a probe that reads only the status code sees that the bot cannot
 // answer; the body says which.
+//
+// With Config.StateHealth, the body also says "state": "shared" (with the
+// other replicas) or "degraded" (each replica keeps its own limits,
+// de-duplication and threads until the shared store is back), with
+// "state_since" and, when degraded, "state_reason". A degraded state does
+// not change the status: the bot still answers, and restarting it would not
+// bring the shared store back.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.serveHealth)
@@ -387,7 +395,20 @@ func (b *Bot) Handler() http.Handler {
 type health struct {
 	Status  healthStatus `json:"status"`
 	Reasons []string     `json:"reasons,omitempty"`
+	// State says, when Config.StateHealth is set, whether the state is
+	// shared with the other replicas, and if not since when and why.
+	State       stateStatus `json:"state,omitempty"`
+	StateSince  string      `json:"state_since,omitempty"`
+	StateReason string      `json:"state_reason,omitempty"`
 }
+
+// A stateStatus is whether the state is shared between replicas.
+type stateStatus string
+
+const (
+	stateShared   stateStatus = "shared"   // Redis answers: limits, de-duplication and threads hold across replicas
+	stateDegraded stateStatus = "degraded" // Redis is away: each replica keeps its own until it is back
+)
 
 // A healthStatus is the status /healthz reports.
 type healthStatus string
@@ -410,6 +431,13 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			b.log.WarnContext(r.Context(), "bot: health check failed", "err", err)
 			h.Status, h.Reasons = healthDown, append(h.Reasons, "health check failed: "+err.Error())
+		}
+	}
+	if b.cfg.StateHealth != nil {
+		sh := b.cfg.StateHealth()
+		h.State, h.StateSince = stateShared, sh.Since.UTC().Format(time.RFC3339)
+		if !sh.OK {
+			h.State, h.StateReason = stateDegraded, sh.Reason
 		}
 	}
 	if f := b.fault.Load(); f != nil {

@@ -52,9 +52,7 @@ func (discardLogger) Output(int, string) error { return nil }
 func (b *Bot) dispatch(s *session, evt socketmode.Event) {
 	ctx := s.smCtx
 	if r := evt.Request; r != nil && r.EnvelopeID != "" {
-		if err := s.sm.AckCtx(ctx, r.EnvelopeID, nil); err != nil {
-			b.log.WarnContext(ctx, "bot: ack failed", "envelope_id", r.EnvelopeID, "err", err)
-		}
+		b.ack(s, r.EnvelopeID)
 	}
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
@@ -109,8 +107,21 @@ func (b *Bot) ackUnparsed(s *session, evt socketmode.Event) {
 		return
 	}
 	b.log.WarnContext(s.smCtx, "bot: unparsable envelope acknowledged", "envelope_id", env.EnvelopeID, "type", env.Type, "err", bad.Cause)
-	if err := s.sm.AckCtx(s.smCtx, env.EnvelopeID, nil); err != nil {
-		b.log.WarnContext(s.smCtx, "bot: ack failed", "envelope_id", env.EnvelopeID, "err", err)
+	b.ack(s, env.EnvelopeID)
+}
+
+// ack acknowledges an envelope, waiting at most ackTimeout. slack-go hands
+// the ack to the goroutine that writes to the socket; while that one is
+// stuck (a connection that takes no writes, or one being replaced) an
+// unbounded ack would stop this goroutine from reading events, which stops
+// slack-go's reader, which stops the socket: a deadlock until the
+// connection dies. An envelope left unacknowledged is redelivered by Slack,
+// and the redelivery is answered once (see claim).
+func (b *Bot) ack(s *session, envelopeID string) {
+	ctx, cancel := context.WithTimeout(s.smCtx, ackTimeout)
+	defer cancel()
+	if err := s.sm.AckCtx(ctx, envelopeID, nil); err != nil {
+		b.log.WarnContext(s.smCtx, "bot: ack failed", "envelope_id", envelopeID, "err", err)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // nil for the state file.
 func (a *app) openState(ctx context.Context, db *database) (st state.Store, health func() state.Health, err error) {
 	if a.cfg.RedisURL != "" {
-		r, err := state.NewRedis(a.cfg.RedisURL, state.RedisOptions{})
+		r, err := state.NewRedis(a.cfg.RedisURL, state.RedisOptions{Log: a.log})
 		if err != nil {
 			return nil, nil, fmt.Errorf("SQLBOT_REDIS_URL: %w", err)
 		}
