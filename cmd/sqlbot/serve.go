@@ -31,11 +31,12 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, stateHealth, err := a.openState(ctx, db)
+	st, stateHealth, err := a.openState(ctx, db, a.log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	answerer := a.cached(ag, st, db, a.log) // every surface asks through it, so a repeat is answered once
 	cfg := bot.Config{
 		AppToken: a.cfg.SlackAppToken, BotToken: a.cfg.SlackBotToken, APIURL: a.cfg.SlackAPIURL,
 		SlashCommand:  a.cfg.SlashCommand,
@@ -64,7 +65,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	b, err := bot.New(cfg, ag, rep, a.log)
+	b, err := bot.New(cfg, answerer, rep, a.log)
 	if err != nil {
 		return err
 	}

@@ -5,26 +5,59 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 
+	"sqlbot/agent/cache"
 	"sqlbot/bot/state"
 	"sqlbot/roconn"
 )
+
+// cached wraps ans in the answer cache on st, unless SQLBOT_CACHE_TTL is 0:
+// a question asked again on the same data (see answerSource) within the TTL
+// is answered without the model, on every surface and replica sharing st.
+func (a *app) cached(ans cache.Answerer, st cache.Store, db *database, lg *slog.Logger) cache.Answerer {
+	ttl := cache.DefaultTTL
+	if a.cfg.CacheTTL != nil {
+		ttl = *a.cfg.CacheTTL
+	}
+	if ttl <= 0 {
+		return ans
+	}
+	return cache.New(ans, st, cache.Options{TTL: ttl, Source: answerSource(db), Log: lg})
+}
+
+// answerSource names what an answer depends on besides its question: the
+// database's contents and policy (sourceID) and the result limits.
+func answerSource(db *database) func(context.Context) (string, error) {
+	l := db.Limits()
+	limits := fmt.Sprintf("rows=%d columns=%d value=%d result=%d", l.Rows, l.Columns, l.ValueBytes, l.ResultBytes)
+	return func(ctx context.Context) (string, error) {
+		src, err := db.source.Get(ctx)
+		if err != nil {
+			return "", err
+		}
+		return src + " " + limits, nil
+	}
+}
+
+// cacheOff reports whether SQLBOT_CACHE_TTL turns the answer cache off.
+func (a *app) cacheOff() bool { return a.cfg.CacheTTL != nil && *a.cfg.CacheTTL <= 0 }
 
 // openState opens where sqlbot keeps what it writes: Redis through a
 // Failover when SQLBOT_REDIS_URL is set (health then reports whether the
 // state is shared), else the state file (SQLBOT_STATE, else the default path
 // in the user's data directory), which may not be db's own file. health is
 // nil for the state file.
-func (a *app) openState(ctx context.Context, db *database) (st state.Store, health func() state.Health, err error) {
+func (a *app) openState(ctx context.Context, db *database, lg *slog.Logger) (st state.Store, health func() state.Health, err error) {
 	if a.cfg.RedisURL != "" {
-		r, err := state.NewRedis(a.cfg.RedisURL, state.RedisOptions{Log: a.log})
+		r, err := state.NewRedis(a.cfg.RedisURL, state.RedisOptions{Log: lg})
 		if err != nil {
 			return nil, nil, fmt.Errorf("SQLBOT_REDIS_URL: %w", err)
 		}
-		f := state.NewFailover(ctx, r, a.log, state.FailoverOptions{})
-		a.log.InfoContext(ctx, "state shared through redis", "health", f.Health().String())
+		f := state.NewFailover(ctx, r, lg, state.FailoverOptions{})
+		lg.InfoContext(ctx, "state shared through redis", "health", f.Health().String())
 		return f, f.Health, nil
 	}
 	path := a.cfg.State
