@@ -152,8 +152,10 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		retry = evt.Request.RetryAttempt
 	}
 	attrs := append(logAttrs(q), slog.Int("retry_attempt", retry))
-	// One reply per message, across replicas (see messageKey).
-	if !b.claim(ctx, q.Channel, q.TS, attrs) {
+	// One reply per message, across replicas (see messageKey). The Store is
+	// asked on base: an envelope acknowledged just before shutdown is still
+	// decided, not turned away by the socket's cancellation.
+	if !b.claim(s.base, q.Channel, q.TS, attrs) {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}
@@ -161,7 +163,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	// Every message the bot would reply to counts against the limits, an
 	// empty or too long one too, and a user over a limit is told once per
 	// window: a user sending many messages gets a bounded number of posts.
-	if v := b.allow(ctx, q.User, attrs); v.Rule != state.RuleNone {
+	if v := b.allow(s.base, q.User, attrs); v.Rule != state.RuleNone {
 		b.met.rateLimited.WithLabelValues(string(v.Rule)).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question limited", append(attrs,
 			slog.String("limit", string(v.Rule)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)
