@@ -153,4 +153,9 @@ type Result struct {
 	// Refusal holds the last refusal when Outcome is Refused and a statement
 	// was refused (nil when the model declined in words without trying).
 	Refusal *Statement
+	// Cached is set when the answer is an earlier one to the same question
+	// on the same data, reused without calling the model (agent/cache):
+	// Tokens are then zero, Elapsed is the lookup's, and the rest is the
+	// earlier answer's.
+	Cached bool
 }

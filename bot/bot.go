@@ -30,6 +30,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
+	"sqlbot/bot/state"
 	"sqlbot/evalrun"
 	"sqlbot/roconn"
 )
@@ -58,7 +59,8 @@ const (
 	healthTimeout    = 3 * time.Second          // the Health func
 	afterDrainGrace  = 5 * time.Second          // at most, time for the last messages once a drain timed out
 	seenTTL          = time.Hour                // Slack retries within minutes
-	seenSize         = 20000                    // messages remembered
+	stateTimeout     = 2 * time.Second          // one call to the state store
+	ackTimeout       = time.Second              // one envelope's ack (Slack wants it within 3 s)
 )
 
 // An Answerer answers one question. *agent.Agent implements it: Ask returns
@@ -67,13 +69,28 @@ type Answerer interface {
 	Ask(ctx context.Context, req agent.Request) (*agent.Result, error)
 }
 
-// A Reporter gives the evaluation report for the slash command's `eval`.
-// Latest returns the newest report if there is one; Run runs an evaluation
-// and returns its report. *evalrun.Reporter implements it; the bot renders
-// the report.
+// A Reporter runs the evaluation for the slash command's `eval`. Key names
+// what it evaluates (the database, policy and question set): the bot keeps
+// the latest report under it in its Store, and lets one evaluation of a key
+// run at a time across every replica sharing the Store. Run runs an
+// evaluation and returns its report. *evalrun.Reporter implements it; the
+// bot renders the report.
 type Reporter interface {
-	Latest(ctx context.Context) (report *evalrun.Report, ok bool)
+	Key() string
 	Run(ctx context.Context) (*evalrun.Report, error)
+}
+
+// A Store keeps what the bot must remember beyond one question, and shares
+// it between replicas when its backend is shared: which messages were
+// taken (so that a redelivered event is answered once), the question
+// limits, thread memory, evaluation reports and the evaluation lock. Every
+// bot/state Store implements it.
+type Store interface {
+	state.Claimer
+	state.Limiter
+	state.Threads
+	state.Reports
+	state.Locker
 }
 
 // Config holds the bot's settings. A zero number or duration means its
@@ -125,6 +142,16 @@ type Config struct {
 	// GuardRefusals reports the guard's refusals since start by rule name
 	// (guard.Guard.Refusals), for sqlbot_guard_refusals_total{rule}. Nil: none.
 	GuardRefusals func() map[string]int64
+
+	// State is where the bot keeps what it remembers (see Store). Nil: a
+	// state.Memory of its own, which one process alone uses and a restart
+	// forgets.
+	State Store
+
+	// StateHealth reports whether State is shared with the other replicas
+	// now (a state.Failover's Health), for /healthz and the
+	// sqlbot_state_shared gauge. Nil: State is not a replicated store.
+	StateHealth func() state.Health
 }
 
 // A Table is one table or view that questions can be about, as listed by
@@ -147,9 +174,8 @@ type Bot struct {
 	// apiHost is the host that response_url may point to besides Slack's.
 	apiHost string
 
-	limits *limiter
-	seen   *seenSet // channel:ts of every message taken
-	mem    *memory
+	state  Store
+	limits state.Limits
 	slots  *fifo
 	met    *metrics
 	eval   evalState
@@ -227,6 +253,9 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 		lg = slog.New(slog.DiscardHandler)
 	}
 	hc := &http.Client{Timeout: slackCallTimeout}
+	if cfg.State == nil {
+		cfg.State = state.NewMemory(time.Now)
+	}
 	b := &Bot{
 		cfg:     cfg,
 		ans:     ans,
@@ -234,9 +263,8 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 		log:     lg,
 		hc:      hc,
 		apiHost: apiHost,
-		limits:  newLimiter(time.Now, cfg.RatePerMinute, cfg.RatePerDay, cfg.GlobalPerDay),
-		seen:    newSeenSet(time.Now, seenTTL, seenSize),
-		mem:     newMemory(time.Now),
+		state:   cfg.State,
+		limits:  state.Limits{PerMinute: cfg.RatePerMinute, PerDay: cfg.RatePerDay, GlobalPerDay: cfg.GlobalPerDay},
 		slots:   newFIFO(cfg.MaxConcurrent),
 		api: slack.New(cfg.BotToken,
 			slack.OptionAppLevelToken(cfg.AppToken),
@@ -349,6 +377,13 @@ func (b *Bot) drain(ctx context.Context, s *session) {
 // the provider fixed); the next answer that succeeds clears it. Both are 503
 // so that a probe that reads only the status code sees that the bot cannot
 // answer; the body says which.
+//
+// With Config.StateHealth, the body also says "state": "shared" (with the
+// other replicas) or "degraded" (each replica keeps its own limits,
+// de-duplication and threads until the shared store is back), with
+// "state_since" and, when degraded, "state_reason". A degraded state does
+// not change the status: the bot still answers, and restarting it would not
+// bring the shared store back.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.serveHealth)
@@ -360,7 +395,20 @@ func (b *Bot) Handler() http.Handler {
 type health struct {
 	Status  healthStatus `json:"status"`
 	Reasons []string     `json:"reasons,omitempty"`
+	// State says, when Config.StateHealth is set, whether the state is
+	// shared with the other replicas, and if not since when and why.
+	State       stateStatus `json:"state,omitempty"`
+	StateSince  string      `json:"state_since,omitempty"`
+	StateReason string      `json:"state_reason,omitempty"`
 }
+
+// A stateStatus is whether the state is shared between replicas.
+type stateStatus string
+
+const (
+	stateShared   stateStatus = "shared"   // Redis answers: limits, de-duplication and threads hold across replicas
+	stateDegraded stateStatus = "degraded" // Redis is away: each replica keeps its own until it is back
+)
 
 // A healthStatus is the status /healthz reports.
 type healthStatus string
@@ -383,6 +431,13 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			b.log.WarnContext(r.Context(), "bot: health check failed", "err", err)
 			h.Status, h.Reasons = healthDown, append(h.Reasons, "health check failed: "+err.Error())
+		}
+	}
+	if b.cfg.StateHealth != nil {
+		sh := b.cfg.StateHealth()
+		h.State, h.StateSince = stateShared, sh.Since.UTC().Format(time.RFC3339)
+		if !sh.OK {
+			h.State, h.StateReason = stateDegraded, sh.Reason
 		}
 	}
 	if f := b.fault.Load(); f != nil {

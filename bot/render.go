@@ -294,7 +294,8 @@ func renderNotice(text string) reply {
 	return reply{Text: fallback(plainFallback(text)), Blocks: b.blocks()}
 }
 
-// contextLine is "provider · N steps · 2.1 s · 37 rows".
+// contextLine is "provider · N steps · 2.1 s · 37 rows", and "· from the
+// cache" when the answer is an earlier one reused.
 func contextLine(res *agent.Result, withRows bool) string {
 	var parts []string
 	if p := agent.ProviderModel(res.Provider); p != "" {
@@ -307,6 +308,9 @@ func contextLine(res *agent.Result, withRows bool) string {
 			rows = strconv.Itoa(len(res.Rows)) + "+ rows"
 		}
 		parts = append(parts, rows)
+	}
+	if res.Cached {
+		parts = append(parts, "from the cache")
 	}
 	return strings.Join(parts, " · ")
 }

@@ -76,7 +76,7 @@ func fullWindow(b *testing.B, name string, c *clock, n int) state.Store {
 		srv := startRedis(b)
 		p := prefix(b)
 		r := newRedis(b, srv, p, c)
-		cl := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.port)})
+		cl := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 		defer cl.Close()
 		for lo := 0; lo < n; lo += 1000 {
 			var zs []redis.Z

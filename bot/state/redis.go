@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -38,6 +39,17 @@ type RedisOptions struct {
 	// Timeout is the dial, read and write timeout the URL does not set
 	// (DefaultRedisTimeout if zero).
 	Timeout time.Duration
+	// Log, if set, receives go-redis's own messages (dial failures, pool
+	// trouble) as warnings, instead of standard error. go-redis has one
+	// logger per process: the last NewRedis given a Log sets it.
+	Log *slog.Logger
+}
+
+// redisLog hands go-redis's messages to a slog.Logger.
+type redisLog struct{ lg *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.lg.WarnContext(ctx, "state: redis client: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
 // Redis is a Store in Redis, shared by every replica that uses the same
@@ -86,6 +98,9 @@ func NewRedis(rawURL string, opt RedisOptions) (*Redis, error) {
 	o.ContextTimeoutEnabled = true // the caller's deadline bounds every call
 	o.DisableIdentity = true       // no CLIENT SETINFO: older servers and proxies reject it
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if opt.Log != nil {
+		redis.SetLogger(redisLog{opt.Log})
+	}
 	prefix := opt.Prefix
 	if prefix == "" {
 		prefix = DefaultRedisPrefix

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/cache"
 	"sqlbot/agent/openai"
 	"sqlbot/agent/present"
 	"sqlbot/evalrun"
@@ -34,11 +35,21 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ag, _, _, err := a.newAgent(db, a.quietLogger(ctx))
+	lg := a.quietLogger(ctx)
+	ag, _, _, err := a.newAgent(db, lg)
 	if err != nil {
 		return err
 	}
-	res, askErr := ag.Ask(ctx, agent.Request{Question: question})
+	var ans cache.Answerer = ag
+	if !a.cacheOff() {
+		st, _, err := a.openState(ctx, db, lg)
+		if err != nil {
+			return fmt.Errorf("%w (SQLBOT_CACHE_TTL=0 answers without the state)", err)
+		}
+		defer st.Close()
+		ans = a.cached(ag, st, db, lg)
+	}
+	res, askErr := ans.Ask(ctx, agent.Request{Question: question})
 	code := askExit(res.Outcome)
 	if *asJSON {
 		js := askJSON(res)
@@ -161,8 +172,12 @@ func printAnswer(w io.Writer, res *agent.Result) {
 		writeTable(w, res.Columns, res.Rows)
 		fmt.Fprintf(w, "(%s)\n", rowsNote(len(res.Rows), res.Truncated))
 	}
-	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens)\n", present.Line(cmp.Or(res.Provider, "no provider")), res.Steps,
-		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion)
+	cached := ""
+	if res.Cached {
+		cached = ", from the cache"
+	}
+	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens%s)\n", present.Line(cmp.Or(res.Provider, "no provider")), res.Steps,
+		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion, cached)
 }
 
 func askJSON(res *agent.Result) map[string]any {
@@ -173,7 +188,7 @@ func askJSON(res *agent.Result) map[string]any {
 	return map[string]any{
 		"question": res.Question, "answer": res.Answer, "sql": stmts, "final_sql": res.FinalSQL,
 		"columns": res.Columns, "rows": present.JSONRows(res.Rows), "steps": res.Steps, "provider": res.Provider,
-		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome,
+		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome, "cached": res.Cached,
 	}
 }
 
