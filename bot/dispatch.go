@@ -168,7 +168,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question limited", append(attrs,
 			slog.String("limit", string(v.Rule)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)
 		if v.Tell {
-			b.goNotice(s, q, limitText(v))
+			b.goNotice(s, q, LimitText(v))
 		}
 		return
 	}
@@ -185,7 +185,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	if max := b.cfg.MaxQuestionChars; q.Chars > max {
 		b.met.rateLimited.WithLabelValues(limitLength).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question too long", attrs...)
-		b.goNotice(s, q, lengthText(q.Chars, max))
+		b.goNotice(s, q, LengthText(q.Chars, max))
 		return
 	}
 	b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question taken", append(attrs, slog.Int("queued", b.slots.queued()))...)

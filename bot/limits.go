@@ -31,14 +31,16 @@ func (b *Bot) allow(ctx context.Context, user string, attrs []slog.Attr) state.V
 	return v
 }
 
-// lengthText is the polite reply for a question longer than maxChars.
-func lengthText(chars, maxChars int) string {
+// LengthText is the polite reply for a question longer than maxChars, on
+// every surface that takes questions (Slack, the web page and API).
+func LengthText(chars, maxChars int) string {
 	return fmt.Sprintf("Your question is %s characters long; I can take up to %s. Could you ask it more briefly?",
 		present.Thousands(chars), present.Thousands(maxChars))
 }
 
-// limitText is the polite reply for a question that a rate limit turned away.
-func limitText(v state.Verdict) string {
+// LimitText is the polite reply for a question that a rate limit turned
+// away, on every surface that takes questions; "" for RuleNone.
+func LimitText(v state.Verdict) string {
 	switch v.Rule {
 	case state.RuleUserMinute:
 		return fmt.Sprintf("You've asked %d questions in the last minute; you can ask again in %s.", v.Count, waitText(v.Wait))

@@ -22,8 +22,8 @@ func TestLimitText(t *testing.T) {
 		{state.Verdict{Rule: state.RuleGlobalDay, Count: 600, Wait: 90 * time.Second},
 			"I've taken 600 questions from everyone in the last 24 hours, which is my daily limit; I can take new ones again in 2 min."},
 	} {
-		if got := limitText(tt.v); got != tt.want {
-			t.Errorf("limitText(%+v) = %q, want %q", tt.v, got, tt.want)
+		if got := LimitText(tt.v); got != tt.want {
+			t.Errorf("LimitText(%+v) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func TestWaitText(t *testing.T) {
 			t.Errorf("waitText(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if got := lengthText(10000, 500); !strings.Contains(got, "10,000 characters") || !strings.Contains(got, "500") {
+	if got := LengthText(10000, 500); !strings.Contains(got, "10,000 characters") || !strings.Contains(got, "500") {
 		t.Errorf("length text = %q", got)
 	}
 }

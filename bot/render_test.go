@@ -137,8 +137,8 @@ func goldenResults() map[string]reply {
 			Rows:     [][]any{wideRow, wideRow},
 			Steps:    4, Provider: "p", Elapsed: 65 * time.Second, Outcome: agent.Answered, Truncated: true,
 		}, DefaultMaxCSVBytes),
-		"limit_minute": renderNotice(limitText(state.Verdict{Rule: state.RuleUserMinute, Count: 6, Wait: 42 * time.Second})),
-		"limit_length": renderNotice(lengthText(10000, 500)),
+		"limit_minute": renderNotice(LimitText(state.Verdict{Rule: state.RuleUserMinute, Count: 6, Wait: 42 * time.Second})),
+		"limit_length": renderNotice(LengthText(10000, 500)),
 		"tables": renderNotice(tablesText([]Table{
 			{Name: "orders", About: "One row per order line.\nStatus is <shipped> & co.", Rows: 12345},
 			{Name: "odd`name", Rows: 1},

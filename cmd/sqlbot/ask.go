@@ -52,9 +52,9 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	res, askErr := ans.Ask(ctx, agent.Request{Question: question})
 	code := askExit(res.Outcome)
 	if *asJSON {
-		js := askJSON(res)
+		js := res.JSON()
 		if askErr != nil {
-			js["error"] = askErr.Error() // for operators
+			js.Error = askErr.Error() // for the operator at the terminal
 		}
 		return a.printJSONCode(code, js)
 	}
@@ -63,7 +63,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		a.log.DebugContext(ctx, "ask failed", "err", askErr)
 	}
 	if askErr != nil && res.Answer == "" {
-		return &exitErr{code: code, err: errors.New(failureText(askErr))}
+		return &exitErr{code: code, err: errors.New(agent.FailureText(askErr))}
 	}
 	if code != exitOK {
 		return &exitErr{code: code}
@@ -120,24 +120,6 @@ func (a *app) offlineModel(db *database) (agent.Model, error) {
 	return evalrun.NewReference(qs)
 }
 
-// failureText says, for people, why a question got no answer: a fixed
-// sentence by the kind of failure, never the error's text (which can hold a
-// provider's host and message; the debug log has it).
-func failureText(err error) string {
-	var pe *agent.ProviderError
-	switch {
-	case errors.As(err, &pe) && pe.Misconfigured():
-		return fmt.Sprintf("the model provider refuses the settings (HTTP %d): check OPENAI_API_KEY, OPENAI_MODEL and OPENAI_BASE_URL", pe.Status)
-	case errors.As(err, &pe):
-		return fmt.Sprintf("the model provider refused the request (HTTP %d; SQLBOT_LOG_LEVEL=debug logs why)", pe.Status)
-	case errors.Is(err, agent.ErrNoProvider):
-		return "no model provider could answer; try again later (SQLBOT_LOG_LEVEL=debug logs why)"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "stopped before an answer"
-	}
-	return "the question could not be answered (SQLBOT_LOG_LEVEL=debug logs why)"
-}
-
 // askExit maps an outcome to the exit code: 0 answered (or declined as not
 // in the data), 3 refused, 4 stopped by the step budget, 1 failed.
 func askExit(o agent.Outcome) int {
@@ -178,18 +160,6 @@ func printAnswer(w io.Writer, res *agent.Result) {
 	}
 	fmt.Fprintf(w, "\n(%s, %d steps, %.1f s, %d+%d tokens%s)\n", present.Line(cmp.Or(res.Provider, "no provider")), res.Steps,
 		res.Elapsed.Seconds(), res.Tokens.Prompt, res.Tokens.Completion, cached)
-}
-
-func askJSON(res *agent.Result) map[string]any {
-	stmts := res.Statements
-	if stmts == nil {
-		stmts = []agent.Statement{}
-	}
-	return map[string]any{
-		"question": res.Question, "answer": res.Answer, "sql": stmts, "final_sql": res.FinalSQL,
-		"columns": res.Columns, "rows": present.JSONRows(res.Rows), "steps": res.Steps, "provider": res.Provider,
-		"elapsed_ms": res.Elapsed.Milliseconds(), "tokens": res.Tokens, "outcome": res.Outcome, "cached": res.Cached,
-	}
 }
 
 func indent(s string) string {

@@ -1,7 +1,7 @@
 // Command sqlbot answers questions about a SQLite database in Slack, and from
 // the terminal, by letting a language model write SQL that can only read.
 //
-// Usage: sqlbot serve | ask | sql | eval | demo | manifest | policy (see
+// Usage: sqlbot serve | ask | sql | eval | demo | manifest | policy | mcp (see
 // `sqlbot help`).
 package main
 

@@ -78,8 +78,9 @@ Usage:
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
   sqlbot policy draft [--out FILE]      write a starting policy for --db, private-looking columns hidden
+  sqlbot mcp                            serve list_tables, describe_table and run_sql over MCP (stdio)
 
-The database commands (sql, ask, serve, eval) take --db PATH and --policy FILE (defaults:
+The database commands (sql, ask, serve, eval, mcp) take --db PATH and --policy FILE (defaults:
 SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). Flags come before
 arguments; -- ends the flags. sqlbot COMMAND -h describes a command's flags.
 
@@ -135,7 +136,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	app := &app{cfg: cfg, cfgErr: checkSettings(cfg, cfgErr), stdout: stdout, stderr: stderr, log: newLogger(cfg, stderr)}
 	commands := map[string]func(context.Context, []string) error{
 		"sql": app.sql, "demo": app.demo, "ask": app.ask, "serve": app.serve,
-		"manifest": app.manifest, "eval": app.eval, "policy": app.policy,
+		"manifest": app.manifest, "eval": app.eval, "policy": app.policy, "mcp": app.mcp,
 	}
 	if command, ok := commands[cmd]; ok {
 		return command(ctx, rest)
