@@ -69,19 +69,30 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		return fmt.Errorf("policy draft: %s has no table or view that can be read", path)
 	}
 	d := draft.Make(schema)
+	var cols, hidden, left int
+	for _, e := range d.Entries {
+		if e.LeftOut != "" {
+			left++
+			continue
+		}
+		cols += len(e.Columns)
+		hidden += len(e.Hidden())
+	}
+	if left == len(d.Entries) {
+		return fmt.Errorf("policy draft: nothing in %s can be exposed: in every table and view, what looks private could not be hidden (run without --out to see why)", path)
+	}
 	if *out == "" {
 		return d.WriteYAML(a.stdout)
 	}
 	if err := writePolicy(*out, d, *force); err != nil {
 		return fmt.Errorf("policy draft: %w", err)
 	}
-	var cols, hidden int
-	for _, e := range d.Entries {
-		cols += len(e.Columns)
-		hidden += len(e.Hidden())
+	leftOut := ""
+	if left > 0 {
+		leftOut = fmt.Sprintf(", %d left out (see the comments at the end)", left)
 	}
-	fmt.Fprintf(a.stderr, "wrote %s: %d tables and views, %d of %d columns hidden. Review it, then serve with SQLBOT_POLICY=%s\n",
-		*out, len(d.Entries), hidden, cols, *out)
+	fmt.Fprintf(a.stderr, "wrote %s: %d tables and views, %d of %d columns hidden%s. Review it, then serve with SQLBOT_POLICY=%s\n",
+		*out, len(d.Entries)-left, hidden, cols, leftOut, *out)
 	return nil
 }
 

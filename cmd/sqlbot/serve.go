@@ -19,6 +19,9 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
+	if err := a.requirePolicy(ctx, "serve", *f); err != nil {
+		return err
+	}
 	if err := a.cfg.RequireSlack(); err != nil {
 		return err
 	}
