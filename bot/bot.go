@@ -30,6 +30,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"sqlbot/agent"
+	"sqlbot/bot/state"
 	"sqlbot/evalrun"
 	"sqlbot/roconn"
 )
@@ -58,7 +59,7 @@ const (
 	healthTimeout    = 3 * time.Second          // the Health func
 	afterDrainGrace  = 5 * time.Second          // at most, time for the last messages once a drain timed out
 	seenTTL          = time.Hour                // Slack retries within minutes
-	seenSize         = 20000                    // messages remembered
+	stateTimeout     = 2 * time.Second          // one call to the state store
 )
 
 // An Answerer answers one question. *agent.Agent implements it: Ask returns
@@ -67,13 +68,28 @@ type Answerer interface {
 	Ask(ctx context.Context, req agent.Request) (*agent.Result, error)
 }
 
-// A Reporter gives the evaluation report for the slash command's `eval`.
-// Latest returns the newest report if there is one; Run runs an evaluation
-// and returns its report. *evalrun.Reporter implements it; the bot renders
-// the report.
+// A Reporter runs the evaluation for the slash command's `eval`. Key names
+// what it evaluates (the database, policy and question set): the bot keeps
+// the latest report under it in its Store, and lets one evaluation of a key
+// run at a time across every replica sharing the Store. Run runs an
+// evaluation and returns its report. *evalrun.Reporter implements it; the
+// bot renders the report.
 type Reporter interface {
-	Latest(ctx context.Context) (report *evalrun.Report, ok bool)
+	Key() string
 	Run(ctx context.Context) (*evalrun.Report, error)
+}
+
+// A Store keeps what the bot must remember beyond one question, and shares
+// it between replicas when its backend is shared: which messages were
+// taken (so that a redelivered event is answered once), the question
+// limits, thread memory, evaluation reports and the evaluation lock. Every
+// bot/state Store implements it.
+type Store interface {
+	state.Claimer
+	state.Limiter
+	state.Threads
+	state.Reports
+	state.Locker
 }
 
 // Config holds the bot's settings. A zero number or duration means its
@@ -125,6 +141,16 @@ type Config struct {
 	// GuardRefusals reports the guard's refusals since start by rule name
 	// (guard.Guard.Refusals), for sqlbot_guard_refusals_total{rule}. Nil: none.
 	GuardRefusals func() map[string]int64
+
+	// State is where the bot keeps what it remembers (see Store). Nil: a
+	// state.Memory of its own, which one process alone uses and a restart
+	// forgets.
+	State Store
+
+	// StateHealth reports whether State is shared with the other replicas
+	// now (a state.Failover's Health), for /healthz and the
+	// sqlbot_state_shared gauge. Nil: State is not a replicated store.
+	StateHealth func() state.Health
 }
 
 // A Table is one table or view that questions can be about, as listed by
@@ -147,9 +173,8 @@ type Bot struct {
 	// apiHost is the host that response_url may point to besides Slack's.
 	apiHost string
 
-	limits *limiter
-	seen   *seenSet // channel:ts of every message taken
-	mem    *memory
+	state  Store
+	limits state.Limits
 	slots  *fifo
 	met    *metrics
 	eval   evalState
@@ -227,6 +252,9 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 		lg = slog.New(slog.DiscardHandler)
 	}
 	hc := &http.Client{Timeout: slackCallTimeout}
+	if cfg.State == nil {
+		cfg.State = state.NewMemory(time.Now)
+	}
 	b := &Bot{
 		cfg:     cfg,
 		ans:     ans,
@@ -234,9 +262,8 @@ func New(cfg Config, ans Answerer, rep Reporter, lg *slog.Logger) (*Bot, error) 
 		log:     lg,
 		hc:      hc,
 		apiHost: apiHost,
-		limits:  newLimiter(time.Now, cfg.RatePerMinute, cfg.RatePerDay, cfg.GlobalPerDay),
-		seen:    newSeenSet(time.Now, seenTTL, seenSize),
-		mem:     newMemory(time.Now),
+		state:   cfg.State,
+		limits:  state.Limits{PerMinute: cfg.RatePerMinute, PerDay: cfg.RatePerDay, GlobalPerDay: cfg.GlobalPerDay},
 		slots:   newFIFO(cfg.MaxConcurrent),
 		api: slack.New(cfg.BotToken,
 			slack.OptionAppLevelToken(cfg.AppToken),

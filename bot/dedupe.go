@@ -1,55 +1,28 @@
 package bot
 
 import (
-	"sync"
-	"time"
+	"context"
+	"log/slog"
 )
 
-// A seenSet remembers keys (event ids, message timestamps) for ttl, and at
-// most size of them, forgetting the oldest first. It is safe for concurrent use.
-type seenSet struct {
-	now  func() time.Time
-	ttl  time.Duration
-	size int
+// messageKey is the Store's claim key of a message (its channel and ts):
+// Slack redelivers an event under a new envelope and event_id, and a
+// mention in a DM arrives both as app_mention and as message.im, but it is
+// one message either way.
+func messageKey(channel, ts string) string { return "message:" + channel + ":" + ts }
 
-	mu    sync.Mutex
-	at    map[string]time.Time
-	order []string // keys in insertion order; the front is the oldest
-}
-
-func newSeenSet(now func() time.Time, ttl time.Duration, size int) *seenSet {
-	return &seenSet{now: now, ttl: ttl, size: size, at: make(map[string]time.Time)}
-}
-
-// firstTime records key and reports whether it was new. An empty key is
-// always new (and not recorded).
-func (s *seenSet) firstTime(key string) bool {
-	if key == "" {
+// claim reports whether this replica is the first to take the message
+// (channel, ts), among every replica sharing the Store. If the Store fails,
+// the message is taken: a question answered twice is better than one never
+// answered, and the failure is logged.
+func (b *Bot) claim(ctx context.Context, channel, ts string, attrs []slog.Attr) bool {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	first, err := b.state.Claim(ctx, messageKey(channel, ts), seenTTL)
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to record the message; answering it",
+			append(attrs, slog.Any("err", err))...)
 		return true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for len(s.order) > 0 {
-		k := s.order[0]
-		if len(s.order) < s.size && now.Sub(s.at[k]) < s.ttl {
-			break
-		}
-		delete(s.at, k)
-		s.order[0] = ""
-		s.order = s.order[1:]
-	}
-	if _, ok := s.at[key]; ok {
-		return false
-	}
-	s.at[key] = now
-	s.order = append(s.order, key)
-	return true
-}
-
-// len is the number of keys remembered.
-func (s *seenSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.at)
+	return first
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+
+	"sqlbot/bot/state"
 )
 
 // A session is one Run: its Socket Mode client and its contexts.
@@ -59,13 +61,14 @@ func (b *Bot) dispatch(s *session, evt socketmode.Event) {
 		if !b.connected.Swap(true) {
 			b.log.InfoContext(ctx, "bot: connected to Slack")
 		}
-		if r := evt.Request; evt.Type == socketmode.EventTypeHello && r != nil && r.NumConnections > 1 {
-			// Slack spreads the app's events over all its connections. Each
-			// process keeps its own limits, de-duplication and thread memory.
+		if r := evt.Request; evt.Type == socketmode.EventTypeHello && r != nil && r.NumConnections > 1 && b.cfg.StateHealth == nil {
+			// Slack spreads the app's events over all its connections. Without
+			// a shared store, state is shared only by processes on one
+			// state file.
 			b.log.WarnContext(ctx, "bot: Slack reports more than one Socket Mode connection for this app; "+
-				"rate limits, de-duplication of redelivered events and thread memory are per process, "+
-				"so with several processes a user gets more questions, a redelivered event may be answered twice "+
-				"and a follow-up may lose its thread", "num_connections", r.NumConnections)
+				"unless every process uses the same state file, rate limits, de-duplication of redelivered events "+
+				"and thread memory are per process: share them between replicas with SQLBOT_REDIS_URL",
+				"num_connections", r.NumConnections)
 		}
 	case socketmode.EventTypeConnecting, socketmode.EventTypeDisconnect:
 		b.connected.Store(false)
@@ -138,11 +141,8 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		retry = evt.Request.RetryAttempt
 	}
 	attrs := append(logAttrs(q), slog.Int("retry_attempt", retry))
-	// One reply per message: Slack redelivers an event under a new envelope
-	// (same event_id, same message), and a mention in a DM arrives both as
-	// app_mention and as message.im (two event_ids, one message). The
-	// message's channel:ts covers both.
-	if !b.seen.firstTime(q.Channel + ":" + q.TS) {
+	// One reply per message, across replicas (see messageKey).
+	if !b.claim(ctx, q.Channel, q.TS, attrs) {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}
@@ -150,10 +150,10 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	// Every message the bot would reply to counts against the limits, an
 	// empty or too long one too, and a user over a limit is told once per
 	// window: a user sending many messages gets a bounded number of posts.
-	if v := b.limits.allow(q.User); v.Limit != limitNone {
-		b.met.rateLimited.WithLabelValues(string(v.Limit)).Inc()
+	if v := b.allow(ctx, q.User, attrs); v.Rule != state.RuleNone {
+		b.met.rateLimited.WithLabelValues(string(v.Rule)).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question limited", append(attrs,
-			slog.String("limit", string(v.Limit)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)
+			slog.String("limit", string(v.Rule)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)
 		if v.Tell {
 			b.goNotice(s, q, limitText(v))
 		}
@@ -170,7 +170,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		return
 	}
 	if max := b.cfg.MaxQuestionChars; q.Chars > max {
-		b.met.rateLimited.WithLabelValues(string(limitLength)).Inc()
+		b.met.rateLimited.WithLabelValues(limitLength).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question too long", attrs...)
 		b.goNotice(s, q, lengthText(q.Chars, max))
 		return

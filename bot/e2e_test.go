@@ -20,6 +20,7 @@ import (
 	"sqlbot/agent"
 	"sqlbot/bot"
 	"sqlbot/bot/slacktest"
+	"sqlbot/bot/state"
 	"sqlbot/evalrun"
 )
 
@@ -795,11 +796,7 @@ type fakeReporter struct {
 	runs   int
 }
 
-func (r *fakeReporter) Latest(context.Context) (*evalrun.Report, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.report, r.report != nil
-}
+func (r *fakeReporter) Key() string { return "fake" }
 
 func (r *fakeReporter) Run(ctx context.Context) (*evalrun.Report, error) {
 	r.mu.Lock()
@@ -891,21 +888,33 @@ func TestSlashEval(t *testing.T) {
 	}
 }
 
-// readyReporter has a report already.
+// readyReporter is never run: its report is in the State that
+// readyState returns.
 type readyReporter struct{}
 
-func (readyReporter) Latest(context.Context) (*evalrun.Report, bool) {
-	return &evalrun.Report{Model: "m", Database: "db", Questions: 1, Passed: 1}, true
-}
+func (readyReporter) Key() string { return "ready" }
 func (readyReporter) Run(context.Context) (*evalrun.Report, error) {
 	return nil, errors.New("not called")
+}
+
+// readyState is a State holding readyReporter's report.
+func readyState(t *testing.T) bot.Store {
+	st := state.NewMemory(nil)
+	data, err := (&evalrun.Report{Model: "m", Database: "db", Questions: 1, Passed: 1}).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveReport(t.Context(), readyReporter{}.Key(), data); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // When no private way works (the response_url has expired, the DM is
 // refused, and the bot is not in the channel), the reply is given up and
 // logged: it is never posted for the channel instead.
 func TestSlashReplyNeverPublic(t *testing.T) {
-	h := start(t, newFakeAnswerer(), options{rep: readyReporter{}})
+	h := start(t, newFakeAnswerer(), options{rep: readyReporter{}, cfg: func(c *bot.Config) { c.State = readyState(t) }})
 	h.s.FailNext("response_url", "expired_url")
 	h.s.FailNext("chat.postMessage", "messages_tab_disabled")
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "eval", UserID: user, ChannelID: channel}); err != nil {
@@ -1348,8 +1357,8 @@ func TestAnswerTimeout(t *testing.T) {
 // emptyReporter has no report and makes none, without an error.
 type emptyReporter struct{}
 
-func (emptyReporter) Latest(context.Context) (*evalrun.Report, bool) { return nil, false }
-func (emptyReporter) Run(context.Context) (*evalrun.Report, error)   { return nil, nil }
+func (emptyReporter) Key() string                                  { return "empty" }
+func (emptyReporter) Run(context.Context) (*evalrun.Report, error) { return nil, nil }
 
 // An evaluation that returns no report (and no error) has failed: the
 // failure goes only to the person who asked, and the log says why.

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"sqlbot/agent"
+	"sqlbot/bot/state"
 )
 
 // metrics are one Bot's Prometheus metrics, in a registry of its own (no
@@ -89,8 +90,19 @@ func newMetrics(b *Bot) *metrics {
 	for _, l := range append(agent.Layers(), agent.LayerModel) {
 		m.refusals.WithLabelValues(string(l))
 	}
-	for _, l := range []limit{limitMinute, limitDay, limitGlobal, limitLength} {
-		m.rateLimited.WithLabelValues(string(l))
+	for _, l := range []string{string(state.RuleUserMinute), string(state.RuleUserDay), string(state.RuleGlobalDay), limitLength} {
+		m.rateLimited.WithLabelValues(l)
+	}
+	if b.cfg.StateHealth != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sqlbot_state_shared",
+			Help: "1 while the state is shared with the other replicas (Redis answers), 0 while each replica keeps its own.",
+		}, func() float64 {
+			if b.cfg.StateHealth().OK {
+				return 1
+			}
+			return 0
+		}))
 	}
 	return m
 }

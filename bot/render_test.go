@@ -19,6 +19,7 @@ import (
 
 	"sqlbot/agent"
 	"sqlbot/bot/slacktest"
+	"sqlbot/bot/state"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -136,7 +137,7 @@ func goldenResults() map[string]reply {
 			Rows:     [][]any{wideRow, wideRow},
 			Steps:    4, Provider: "p", Elapsed: 65 * time.Second, Outcome: agent.Answered, Truncated: true,
 		}, DefaultMaxCSVBytes),
-		"limit_minute": renderNotice(limitText(verdict{Limit: limitMinute, Count: 6, Wait: 42 * time.Second})),
+		"limit_minute": renderNotice(limitText(state.Verdict{Rule: state.RuleUserMinute, Count: 6, Wait: 42 * time.Second})),
 		"limit_length": renderNotice(lengthText(10000, 500)),
 		"tables": renderNotice(tablesText([]Table{
 			{Name: "orders", About: "One row per order line.\nStatus is <shipped> & co.", Rows: 12345},

@@ -2,26 +2,37 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/slack-go/slack"
+
+	"sqlbot/evalrun"
 )
 
 // slackHooksHost is where Slack's response_url points; a response_url is
 // only followed there or to the configured API host (a local fake in tests).
 const slackHooksHost = "hooks.slack.com"
 
-// evalState lets one evaluation run at a time; requests made while it runs
-// wait for its report.
+// evalState gathers the people waiting for the evaluation that this
+// process runs, or waits for another replica to finish.
 type evalState struct {
 	mu      sync.Mutex
 	running bool
 	waiting []slack.SlashCommand
 }
+
+// The evaluation lock, shared through the Store.
+const (
+	evalLockTTL    = 2 * time.Minute  // how long a holder that died keeps others waiting, at most
+	evalLockExtend = 30 * time.Second // how often the holder extends it
+	evalPoll       = 2 * time.Second  // how often a replica waiting for another's report looks for it
+)
 
 // onSlash answers the slash command (already acknowledged): `help`,
 // `tables`, `eval`; anything else gets the help.
@@ -75,7 +86,8 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 		b.respond(s, cmd, renderNotice(evalNotSetUp), false)
 		return
 	}
-	if report, ok := b.rep.Latest(s.work); ok {
+	key := b.rep.Key()
+	if report, ok := b.latestReport(s.work, key); ok {
 		b.respond(s, cmd, renderNotice(reportText(report)), false)
 		return
 	}
@@ -90,8 +102,13 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	b.eval.waiting = []slack.SlashCommand{cmd}
 	b.eval.mu.Unlock()
 
-	b.respond(s, cmd, renderNotice(evalStarted), false)
-	report, err := b.rep.Run(s.work)
+	report, err := b.evalReport(s, key, func(here bool) {
+		if here {
+			b.respond(s, cmd, renderNotice(evalStarted), false)
+		} else {
+			b.respond(s, cmd, renderNotice(evalRunning), false)
+		}
+	})
 
 	b.eval.mu.Lock()
 	waiting := b.eval.waiting
@@ -114,6 +131,133 @@ func (b *Bot) onEval(s *session, cmd slack.SlashCommand) {
 	for _, w := range waiting {
 		b.respond(s, w, r, true)
 	}
+}
+
+// evalReport returns a new report for key. It runs the evaluation if it
+// takes the evaluation lock, and otherwise waits for the replica that holds
+// it to save its report, taking the lock itself if that replica dies (its
+// lock expires). announce is called once, before the wait, with whether the
+// evaluation runs here. If the Store fails, the evaluation runs here.
+func (b *Bot) evalReport(s *session, key string, announce func(here bool)) (*evalrun.Report, error) {
+	announced := false
+	tell := func(here bool) {
+		if !announced {
+			announced = true
+			announce(here)
+		}
+	}
+	lock := "eval:" + key
+	for {
+		ctx, cancel := context.WithTimeout(s.work, stateTimeout)
+		token, ok, err := b.state.TryLock(ctx, lock, evalLockTTL)
+		cancel()
+		if err != nil {
+			if s.work.Err() != nil {
+				return nil, s.work.Err()
+			}
+			b.log.ErrorContext(s.base, "bot: state store failed to take the evaluation lock; running it here", "err", err)
+			token, ok = "", true
+		}
+		if ok {
+			// The replica that held the lock may have saved its report
+			// since this one looked.
+			if report, found := b.latestReport(s.work, key); found {
+				b.unlockEval(s, lock, token)
+				return report, nil
+			}
+			tell(true)
+			return b.runEval(s, key, lock, token)
+		}
+		tell(false)
+		t := time.NewTimer(evalPoll)
+		select {
+		case <-s.work.Done():
+			t.Stop()
+			return nil, s.work.Err()
+		case <-t.C:
+		}
+		if report, found := b.latestReport(s.work, key); found {
+			return report, nil
+		}
+	}
+}
+
+// runEval runs the evaluation while holding lock with token (extending it
+// as it runs), saves its report under key and releases the lock. token ""
+// holds nothing (the Store failed).
+func (b *Bot) runEval(s *session, key, lock, token string) (*evalrun.Report, error) {
+	defer b.unlockEval(s, lock, token)
+	if token != "" {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		defer func() { close(stop); <-done }()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(evalLockExtend)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+				ctx, cancel := context.WithTimeout(s.base, stateTimeout)
+				err := b.state.ExtendLock(ctx, lock, token, evalLockTTL)
+				cancel()
+				if err != nil {
+					b.log.WarnContext(s.base, "bot: could not extend the evaluation lock", "err", err)
+				}
+			}
+		}()
+	}
+	report, err := b.rep.Run(s.work)
+	if err != nil || report == nil {
+		return report, err
+	}
+	data, err := report.JSON()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(s.base, stateTimeout)
+		err = b.state.SaveReport(ctx, key, data)
+		cancel()
+	}
+	if err != nil {
+		b.log.ErrorContext(s.base, "bot: could not keep the evaluation report; sending it anyway", "err", err)
+	}
+	return report, nil
+}
+
+// unlockEval releases the evaluation lock; token "" holds nothing.
+func (b *Bot) unlockEval(s *session, lock, token string) {
+	if token == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.base, stateTimeout)
+	defer cancel()
+	if err := b.state.Unlock(ctx, lock, token); err != nil {
+		b.log.WarnContext(s.base, "bot: could not release the evaluation lock; it expires by itself", "err", err)
+	}
+}
+
+// latestReport returns the latest report saved under key, by any replica.
+// A report the Store cannot give (or that does not parse) counts as none,
+// and is logged.
+func (b *Bot) latestReport(ctx context.Context, key string) (*evalrun.Report, bool) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	saved, ok, err := b.state.LatestReport(ctx, key)
+	if err != nil {
+		b.log.ErrorContext(ctx, "bot: state store failed to give the evaluation report", "err", err)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	var report evalrun.Report
+	if err := json.Unmarshal(saved.Data, &report); err != nil {
+		b.log.ErrorContext(ctx, "bot: the saved evaluation report does not parse; running a new one", "err", err)
+		return nil, false
+	}
+	return &report, true
 }
 
 // respond answers a slash command privately, to the person who used it,

@@ -1,97 +1,56 @@
 package bot
 
 import (
-	"sync"
+	"context"
+	"log/slog"
 	"time"
 
 	"sqlbot/agent"
+	"sqlbot/bot/state"
 )
 
-// Conversation memory: the bot's own earlier answers per thread, so that a
-// follow-up ("and in July?") reaches the answerer with its context.
+// Conversation memory: the bot's own earlier answers per thread, kept in the
+// Store, so that a follow-up ("and in July?") reaches the answerer with its
+// context, whichever replica it lands on.
 //
-// Kept in memory rather than read back with conversations.replies: the bot
+// Kept by the bot rather than read back with conversations.replies: the bot
 // only needs its own question/answer pairs (which it has), it saves an API
 // call per question, and it needs no channels:history or groups:history
 // scope, which would let the app read every message of every channel it is
-// in. The price is that a restart forgets open threads; a follow-up then
-// starts a fresh conversation, which is safe.
+// in. A conversation the Store has forgotten (expired, or kept by a
+// per-process store before a restart) starts afresh, which is safe.
 const (
-	maxConversations    = 2000           // threads remembered at once; the least recently used go first
 	threadTTL           = 24 * time.Hour // a thread idle this long is forgotten
 	directConvTTL       = time.Hour      // a DM's top level is one conversation until idle this long
 	directConvKeyPrefix = "dm:"
 )
 
-type conversation struct {
-	turns   []agent.Turn
-	expires time.Time
-}
-
-// memory maps a conversation key to its turns. It is safe for concurrent use.
-type memory struct {
-	now func() time.Time
-
-	mu    sync.Mutex
-	convs map[string]*conversation
-}
-
-func newMemory(now func() time.Time) *memory {
-	return &memory{now: now, convs: make(map[string]*conversation)}
-}
-
-// history returns a copy of the turns of key (oldest first), or nil.
-func (m *memory) history(key string) []agent.Turn {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.convs[key]
-	if !ok {
+// history returns the earlier turns of conversation conv, oldest first. If
+// the Store fails, the question goes without them (logged).
+func (b *Bot) history(ctx context.Context, conv string, attrs []slog.Attr) []agent.Turn {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	turns, err := b.state.Turns(ctx, conv)
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to read the thread; answering without its history",
+			append(attrs, slog.Any("err", err))...)
 		return nil
 	}
-	if m.now().After(c.expires) {
-		delete(m.convs, key)
-		return nil
+	out := make([]agent.Turn, len(turns))
+	for i, t := range turns {
+		out[i] = agent.Turn{Question: t.Question, Answer: t.Answer, SQL: t.SQL}
 	}
-	return append([]agent.Turn(nil), c.turns...)
+	return out
 }
 
-// add appends a turn to key's conversation, which stays for ttl from now.
-func (m *memory) add(key string, t agent.Turn, ttl time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	c, ok := m.convs[key]
-	if !ok || now.After(c.expires) {
-		if len(m.convs) >= maxConversations {
-			m.evict(now)
-		}
-		c = &conversation{}
-		m.convs[key] = c
-	}
-	c.turns = append(c.turns, t)
-	if len(c.turns) > agent.MaxHistoryTurns { // the agent sends no more than these
-		c.turns = append([]agent.Turn(nil), c.turns[len(c.turns)-agent.MaxHistoryTurns:]...)
-	}
-	c.expires = now.Add(ttl)
-}
-
-// evict drops expired conversations, and if none had expired, the one that
-// expires first (the least recently used among equal TTLs).
-func (m *memory) evict(now time.Time) {
-	var oldest string
-	var oldestAt time.Time
-	dropped := false
-	for k, c := range m.convs {
-		if now.After(c.expires) {
-			delete(m.convs, k)
-			dropped = true
-			continue
-		}
-		if oldest == "" || c.expires.Before(oldestAt) {
-			oldest, oldestAt = k, c.expires
-		}
-	}
-	if !dropped && oldest != "" {
-		delete(m.convs, oldest)
+// remember appends t to conversation conv, which stays for ttl from now.
+// It keeps no more turns than the agent sends.
+func (b *Bot) remember(ctx context.Context, conv string, t agent.Turn, ttl time.Duration, attrs []slog.Attr) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	err := b.state.AddTurn(ctx, conv, state.Turn{Question: t.Question, Answer: t.Answer, SQL: t.SQL}, agent.MaxHistoryTurns, ttl)
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to keep the turn; a follow-up will lack it",
+			append(attrs, slog.Any("err", err))...)
 	}
 }

@@ -44,7 +44,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	b.met.inFlight.Inc()
 	start := time.Now()
 	actx, cancel := context.WithTimeoutCause(s.work, b.cfg.AnswerTimeout, errAnswerTimeout)
-	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.mem.history(q.ConvKey)})
+	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.history(actx, q.ConvKey, attrs)})
 	timedOut := context.Cause(actx) == errAnswerTimeout
 	cancel()
 	elapsed := time.Since(start)
@@ -60,7 +60,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	// Remember the turn before posting, so that a follow-up sent as soon as
 	// the reply shows up finds it.
 	if res != nil && outcome != agent.Failed {
-		b.mem.add(q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL)
+		b.remember(s.base, q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL, attrs)
 	}
 	d := b.deliver(s.base, q, res, r, attrs)
 

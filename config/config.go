@@ -61,7 +61,18 @@ type Config struct {
 	LogFormat string     `env:"SQLBOT_LOG_FORMAT"` // "text" (also when unset) or "json"
 	LogLevel  slog.Level `env:"SQLBOT_LOG_LEVEL"`  // info when unset
 
+	// State is the state file (SQLite) where sqlbot keeps what it writes;
+	// "" means the default path in the user's data directory.
+	State string `env:"SQLBOT_STATE"`
+	// RedisURL, when set, shares the state between replicas through Redis
+	// (redis:// or rediss://); the state file is then not used.
+	RedisURL string `env:"SQLBOT_REDIS_URL"`
+	// CacheTTL is how long an answer is reused for the same question: nil
+	// when unset (the answer cache's default), 0 turns the cache off.
+	CacheTTL *time.Duration `env:"SQLBOT_CACHE_TTL"`
+
 	XDGCacheHome string `env:"XDG_CACHE_HOME"` // where the demo database is cached
+	XDGDataHome  string `env:"XDG_DATA_HOME"`  // where the state file goes by default
 	Home         string `env:"HOME"`
 }
 
@@ -136,6 +147,16 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("SQLBOT_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
+	}
+	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
+		// The URL may hold a password: it is not repeated.
+		bad("SQLBOT_REDIS_URL", "must be a redis:// or rediss:// URL (redis://[user:password@]host:port[/db])")
+	}
+	if c.CacheTTL != nil && *c.CacheTTL < 0 {
+		bad("SQLBOT_CACHE_TTL", "must be a duration such as 10m, or 0 to turn the cache off, got %v", *c.CacheTTL)
+	}
+	if strings.TrimSpace(c.State) != c.State {
+		bad("SQLBOT_STATE", "must be the path of the state file, without spaces around it, got %q", c.State)
 	}
 	if strings.TrimSpace(c.Questions) != c.Questions {
 		bad("SQLBOT_QUESTIONS", "must be the path of a question file, without spaces around it, got %q", c.Questions)
@@ -248,7 +269,7 @@ func parseErrors(err error, environ map[string]string) ([]error, []string) {
 		}
 		want := "a valid value"
 		switch k := pe.Type; {
-		case k == reflect.TypeFor[time.Duration]():
+		case k == reflect.TypeFor[time.Duration](), k == reflect.TypeFor[*time.Duration]():
 			want = "a duration such as 5s or 1m30s"
 		case k == reflect.TypeFor[slog.Level]():
 			want = "debug, info, warn or error"
@@ -257,6 +278,10 @@ func parseErrors(err error, environ map[string]string) ([]error, []string) {
 		}
 		name := vars[pe.Name]
 		names = append(names, name)
+		if name == "SQLBOT_REDIS_URL" { // may hold a password
+			errs = append(errs, fmt.Errorf("config: %s must be %s", name, want))
+			continue
+		}
 		errs = append(errs, fmt.Errorf("config: %s must be %s, got %q", name, want, environ[name]))
 	}
 	return errs, names

@@ -166,3 +166,36 @@ func TestRequireSlack(t *testing.T) {
 		t.Errorf("RequireSlack() with both tokens = %v", err)
 	}
 }
+
+// The state settings: the file, Redis (whose URL, which may hold a password,
+// no error repeats), and the answer cache's TTL, where 0 (off) differs from
+// unset (the cache's default).
+func TestStateSettings(t *testing.T) {
+	c, err := config.Load(map[string]string{"SQLBOT_STATE": "/var/lib/sqlbot/state.db",
+		"SQLBOT_REDIS_URL": "redis://127.0.0.1:6379/0", "SQLBOT_CACHE_TTL": "0", "XDG_DATA_HOME": "/data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State != "/var/lib/sqlbot/state.db" || c.RedisURL != "redis://127.0.0.1:6379/0" || c.XDGDataHome != "/data" {
+		t.Errorf("got state %q, redis %q, data home %q", c.State, c.RedisURL, c.XDGDataHome)
+	}
+	if c.CacheTTL == nil || *c.CacheTTL != 0 {
+		t.Errorf("SQLBOT_CACHE_TTL=0 read as %v, want 0 (off)", c.CacheTTL)
+	}
+	if c, err := config.Load(map[string]string{"SQLBOT_CACHE_TTL": "2m"}); err != nil || c.CacheTTL == nil || *c.CacheTTL != 2*time.Minute {
+		t.Errorf("SQLBOT_CACHE_TTL=2m: %v, %v", c.CacheTTL, err)
+	}
+	if c, err := config.Load(map[string]string{}); err != nil || c.CacheTTL != nil {
+		t.Errorf("SQLBOT_CACHE_TTL unset: %v, %v; want nil", c.CacheTTL, err)
+	}
+	_, err = config.Load(map[string]string{"SQLBOT_REDIS_URL": "http://user:s3cret@host", "SQLBOT_CACHE_TTL": "-1m"})
+	if err == nil || !strings.Contains(err.Error(), "SQLBOT_REDIS_URL") || !strings.Contains(err.Error(), "SQLBOT_CACHE_TTL") {
+		t.Fatalf("Load = %v, want errors naming SQLBOT_REDIS_URL and SQLBOT_CACHE_TTL", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error repeats the Redis password: %v", err)
+	}
+	if _, err := config.Load(map[string]string{"SQLBOT_CACHE_TTL": "soon"}); err == nil || !strings.Contains(err.Error(), "SQLBOT_CACHE_TTL must be a duration") {
+		t.Errorf("SQLBOT_CACHE_TTL=soon: %v", err)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,12 +116,9 @@ func TestReportJSON(t *testing.T) {
 }
 
 func TestReporter(t *testing.T) {
-	var calls int
-	var mu sync.Mutex
 	fail := false
-	r := evalrun.NewReporter(func(ctx context.Context) (*evalrun.Report, error) {
-		mu.Lock()
-		defer mu.Unlock()
+	calls := 0
+	r := evalrun.NewReporter("db+policy+questions", func(ctx context.Context) (*evalrun.Report, error) {
 		calls++
 		if fail {
 			return nil, errors.New("no database")
@@ -131,8 +127,8 @@ func TestReporter(t *testing.T) {
 		rep.Questions = calls
 		return rep, nil
 	})
-	if s, ok := r.Latest(t.Context()); ok || s != nil {
-		t.Fatalf("Latest before any run = %v, %v", s, ok)
+	if r.Key() != "db+policy+questions" {
+		t.Errorf("Key = %q", r.Key())
 	}
 	s, err := r.Run(t.Context())
 	want := fixedReport()
@@ -140,39 +136,11 @@ func TestReporter(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("Run = %v, %v; want the run's report", s, err)
 	}
-	if latest, ok := r.Latest(t.Context()); !ok || latest != s {
-		t.Errorf("Latest after Run = %v, %v; want the run's report", latest, ok)
+	fail = true
+	if s, err := r.Run(t.Context()); err == nil || s != nil {
+		t.Errorf("Run with a failing evaluation = %v, %v; want its error", s, err)
 	}
-	setFail := func(v bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		fail = v
-	}
-	setFail(true)
-	if _, err := r.Run(t.Context()); err == nil {
-		t.Error("Run with a failing evaluation succeeded")
-	}
-	if latest, ok := r.Latest(t.Context()); !ok || latest != s {
-		t.Error("a failed Run replaced the latest report")
-	}
-	setFail(false)
-
-	// Concurrent runs are safe, and every one stores a report.
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := r.Run(t.Context()); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if calls != 6 {
-		t.Errorf("%d evaluations, want 6", calls)
-	}
-	if latest, ok := r.Latest(t.Context()); !ok || latest == s {
-		t.Error("the concurrent runs' reports did not replace the first one")
+	if calls != 2 {
+		t.Errorf("%d evaluations, want 2", calls)
 	}
 }

@@ -109,6 +109,9 @@ Settings (environment variables):
 		bot.DefaultRatePerMinute, bot.DefaultRatePerDay, bot.DefaultGlobalPerDay, bot.DefaultMaxQuestionChars,
 		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
   SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error (text, info)
+  SQLBOT_STATE                          the file where sqlbot keeps what it writes (limits, threads, reports, …)
+                                        (default: sqlbot/state.db in XDG_DATA_HOME, else HOME/.local/share)
+  SQLBOT_REDIS_URL                      share that state between replicas through Redis (off)
   XDG_CACHE_HOME, else HOME             where the demo database is cached
 `
 }
@@ -242,9 +245,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // A database is an open read-only connection and what was resolved to open it.
 type database struct {
 	*roconn.DB
-	path   string // the SQLite file
-	demo   bool   // the file is sqlbot's demo database
-	policy string // the policy file; "" for the demo's own, or none
+	path   string    // the SQLite file
+	demo   bool      // the file is sqlbot's demo database
+	source *sourceID // what answers on it are computed on
 }
 
 // resolveDB resolves the database and policy files: the flag, then the
@@ -303,7 +306,7 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &database{DB: db, path: path, demo: isDemo, policy: policyFile}, nil
+	return &database{DB: db, path: path, demo: isDemo, source: newSourceID(path, policyYAML)}, nil
 }
 
 // requirePolicy returns an error unless the database f resolves to is the

@@ -34,6 +34,11 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	st, stateHealth, err := a.openState(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	cfg := bot.Config{
 		AppToken: a.cfg.SlackAppToken, BotToken: a.cfg.SlackBotToken, APIURL: a.cfg.SlackAPIURL,
 		SlashCommand:  a.cfg.SlashCommand,
@@ -44,6 +49,8 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		Tables:           func() []bot.Table { return tables(db) },
 		GuardRefusals:    g.Refusals,
 		Health:           db.Ping, // a connection of its own: never behind questions
+		State:            st,
+		StateHealth:      stateHealth,
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
@@ -56,7 +63,9 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	}
 	var rep bot.Reporter // nil: the bot says evaluation is not set up, and how to
 	if set != nil {
-		rep = a.reporter(db, set, providers != nil)
+		if rep, err = a.reporter(ctx, db, set, providers != nil); err != nil {
+			return err
+		}
 	}
 	b, err := bot.New(cfg, ag, rep, a.log)
 	if err != nil {
@@ -73,14 +82,21 @@ func (a *app) serve(ctx context.Context, args []string) error {
 
 // reporter gives the slash command's `eval` its report: set (the
 // deployment's questions, or the demo's) answered by the configured
-// providers (else by the reference SQL). The report shown in Slack holds no
-// error text, so each question that could not be run is logged with why.
-func (a *app) reporter(db *database, set *evalrun.Set, live bool) *evalrun.Reporter {
+// providers (else by the reference SQL). Its reports are kept under the
+// database's contents and policy, the question set and the mode. The report
+// shown in Slack holds no error text, so each question that could not be
+// run is logged with why.
+func (a *app) reporter(ctx context.Context, db *database, set *evalrun.Set, live bool) (*evalrun.Reporter, error) {
 	mode := modelReference
 	if live {
 		mode = modelLive
 	}
-	return evalrun.NewReporter(func(ctx context.Context) (*evalrun.Report, error) {
+	src, err := db.source.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := src + ":" + set.Checksum + ":" + mode
+	return evalrun.NewReporter(key, func(ctx context.Context) (*evalrun.Report, error) {
 		rep, err := a.runEval(ctx, db, set, mode, evalrun.Options{})
 		if err != nil {
 			return nil, err
@@ -92,7 +108,7 @@ func (a *app) reporter(db *database, set *evalrun.Set, live bool) *evalrun.Repor
 		}
 		a.log.InfoContext(ctx, "eval: done", "questions", rep.Questions, "passed", rep.Passed, "failed", rep.Failed, "errors", rep.Errors)
 		return rep, nil
-	})
+	}), nil
 }
 
 // serveHTTP serves /healthz and /metrics on SQLBOT_HTTP_ADDR, if set. The

@@ -99,7 +99,7 @@ func TestServeProcess(t *testing.T) {
 	// An environment of its own: nothing from the developer's shell
 	// (SQLBOT_POLICY, OPENAI_*, …) reaches the bot.
 	cmd.Env = append([]string{}, "SQLBOT_TEST_MAIN=1",
-		"XDG_CACHE_HOME="+t.TempDir(),
+		"XDG_CACHE_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
 		"SLACK_APP_TOKEN="+slack.AppToken(), "SLACK_BOT_TOKEN="+slack.BotToken(), "SLACK_API_URL="+slack.URL,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
 		"SQLBOT_HTTP_ADDR="+httpAddr, "SQLBOT_LOG_FORMAT=json")
@@ -292,7 +292,7 @@ func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings .
 	env := append([]string{
 		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
 		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
-		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(),
+		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir(),
 	}, settings...)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{}

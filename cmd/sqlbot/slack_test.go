@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -143,5 +144,25 @@ func TestServeProviderMisconfigured(t *testing.T) {
 	if err := json.Unmarshal(body, &hz); err != nil || resp.StatusCode != http.StatusServiceUnavailable || hz.Status != "degraded" ||
 		len(hz.Reasons) != 1 || !strings.Contains(hz.Reasons[0], "HTTP 401") {
 		t.Errorf("/healthz = %d %s, want 503 degraded with the reason", resp.StatusCode, body)
+	}
+}
+
+// The state file is never the database answered from: serve refuses it,
+// naming the variable, and leaves the database as it was.
+func TestServeRefusesStateOnTheDatabase(t *testing.T) {
+	db := demoFile(t)
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slack := newSlack(t, nil)
+	env := []string{"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(), "SLACK_API_URL=" + slack.URL,
+		"SQLBOT_STATE=" + db}
+	_, errOut, code := sqlbot(t, env, "serve", "--db", db)
+	if code != exitError || !strings.Contains(errOut, "SQLBOT_STATE") || !strings.Contains(errOut, "answers from") {
+		t.Errorf("serve with the state on the database: exit %d, %q; want 1, the variable named and why", code, errOut)
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the database changed (%v)", err)
 	}
 }
