@@ -82,7 +82,8 @@ type Reporter interface {
 // A Store keeps what the bot must remember beyond one question, and shares
 // it between replicas when its backend is shared: which messages were
 // taken (so that a redelivered event is answered once), the question
-// limits, thread memory, evaluation reports and the evaluation lock. Every
+// limits, thread memory, evaluation reports and the evaluation lock, the
+// answers it posted (in its Cache) and those people verified. Every
 // bot/state Store implements it.
 type Store interface {
 	state.Claimer
@@ -90,6 +91,8 @@ type Store interface {
 	state.Threads
 	state.Reports
 	state.Locker
+	state.Cache
+	state.VerifiedAnswers
 }
 
 // Config holds the bot's settings. A zero number or duration means its
@@ -146,6 +149,14 @@ type Config struct {
 	// state.Memory of its own, which one process alone uses and a restart
 	// forgets.
 	State Store
+
+	// Verifiers are the Slack user ids whose ✅ (white_check_mark) on an
+	// answer marks it verified; none means anyone who can see the answer.
+	Verifiers []string
+
+	// Source identifies the database and policy answers are computed on,
+	// kept with each verified answer. Nil: none is kept.
+	Source func(context.Context) (string, error)
 
 	// StateHealth reports whether State is shared with the other replicas
 	// now (a state.Failover's Health), for /healthz and the

@@ -130,6 +130,12 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		q, ok = fromMention(ev, eventID, b.self)
 	case *slackevents.MessageEvent:
 		q, ok = fromDM(ev, eventID, b.self)
+	case *slackevents.ReactionAddedEvent:
+		b.goReaction(s, fromReactionAdded(ev, eventID))
+		return
+	case *slackevents.ReactionRemovedEvent:
+		b.goReaction(s, fromReactionRemoved(ev, eventID))
+		return
 	default:
 		ok = false
 	}
@@ -142,7 +148,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	}
 	attrs := append(logAttrs(q), slog.Int("retry_attempt", retry))
 	// One reply per message, across replicas (see messageKey).
-	if !b.claim(ctx, q.Channel, q.TS, attrs) {
+	if !b.claim(ctx, messageKey(q.Channel, q.TS), attrs) {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}

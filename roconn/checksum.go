@@ -47,6 +47,30 @@ func Checksum(ctx context.Context, path string) (string, error) {
 	return sum, nil
 }
 
+// ResultChecksum returns the hex SHA-256 of a query's result: its column
+// names, then its rows in order, each value hashed with its storage class
+// as Checksum hashes a table's (so "3" and 3 differ). Values are those
+// Query returns: nil, int64, float64, string or []byte; anything else is an
+// error. It identifies what an answer showed, so that the same question can
+// later be seen to give the same rows, or not.
+func ResultChecksum(columns []string, rows [][]any) (string, error) {
+	h := sha256.New()
+	writeLen(h, uint64(len(columns)))
+	for _, c := range columns {
+		writeTagged(h, 'C', []byte(c))
+	}
+	for _, row := range rows {
+		h.Write([]byte{'R'})
+		writeLen(h, uint64(len(row)))
+		for _, v := range row {
+			if err := hashValue(h, v); err != nil {
+				return "", fmt.Errorf("roconn: result checksum: %w", err)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // plainConnector opens connections through a private driver with no hooks.
 type plainConnector struct {
 	driver *sqlite.Driver

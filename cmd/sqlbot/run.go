@@ -112,6 +112,7 @@ Settings (environment variables):
   SQLBOT_STATE                          the file where sqlbot keeps what it writes (limits, threads, reports, …)
                                         (default: sqlbot/state.db in XDG_DATA_HOME, else HOME/.local/share)
   SQLBOT_REDIS_URL                      share that state between replicas through Redis (off)
+  SQLBOT_VERIFIERS                      Slack user ids whose ✅ on an answer marks it verified (anyone)
   XDG_CACHE_HOME, else HOME             where the demo database is cached
 `
 }

@@ -51,6 +51,8 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		Health:           db.Ping, // a connection of its own: never behind questions
 		State:            st,
 		StateHealth:      stateHealth,
+		Verifiers:        a.cfg.VerifierIDs(),
+		Source:           db.source.Get,
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
