@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func (a *app) policy(ctx context.Context, args []string) error {
 	if *out == "" {
 		return d.WriteYAML(a.stdout)
 	}
-	if err := writePolicy(*out, d, *force); err != nil {
+	if err := writeNew(*out, *force, d.WriteYAML); err != nil {
 		return fmt.Errorf("policy draft: %w", err)
 	}
 	leftOut := ""
@@ -96,11 +97,11 @@ func (a *app) policy(ctx context.Context, args []string) error {
 	return nil
 }
 
-// writePolicy writes d to path through a temporary file in the same
-// directory, so a failed write leaves no half policy behind. Without force,
+// writeNew writes path with write, through a temporary file in the same
+// directory, so a failed write leaves no half file behind. Without force,
 // an existing path is never replaced, even one created meanwhile.
-func writePolicy(path string, d *draft.Draft, force bool) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sqlbot-policy-*.yaml")
+func writeNew(path string, force bool, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sqlbot-*.tmp")
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func writePolicy(path string, d *draft.Draft, force bool) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := d.WriteYAML(tmp); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {

@@ -74,7 +74,9 @@ Usage:
   sqlbot serve                          run the Slack bot (Socket Mode) until SIGINT/SIGTERM
   sqlbot ask [--json] QUESTION          answer one question through the agent
   sqlbot sql [--json] SQL               run one statement through the guard and the read-only connection
-  sqlbot eval [flags]                   run the evaluation; sqlbot eval score REF CAND scores one answer
+  sqlbot eval [flags]                   run the evaluation (--questions verified: the answers verified in
+                                        Slack); sqlbot eval score REF CAND scores one answer;
+                                        sqlbot eval export-verified writes the verified answers as questions
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
   sqlbot policy draft [--out FILE]      write a starting policy for --db, private-looking columns hidden

@@ -34,7 +34,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, stateHealth, err := a.openState(ctx, db)
+	st, stateHealth, err := a.openState(ctx, db.path)
 	if err != nil {
 		return err
 	}
