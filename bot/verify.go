@@ -30,6 +30,7 @@ const (
 	answerRecordTTL  = 30 * 24 * time.Hour // how long after it is posted an answer can be verified
 	maxListVerified  = 10                  // answers `verified` shows
 	maxScanVerified  = 1000                // verified answers `verified` looks through for the channel's
+	maxExamplePool   = 500                 // the most recent verified answers examples are chosen from
 	verifiedDateForm = "2006-01-02"
 )
 
@@ -215,6 +216,26 @@ func (b *Bot) answerRecord(ctx context.Context, channel, ts string) (answerRecor
 		return answerRecord{}, false, fmt.Errorf("bot: read answer record: %w", err)
 	}
 	return rec, true, nil
+}
+
+// examples returns the verified answers nearest question, as examples for
+// the model (agent.NearestExamples), chosen among the most recent
+// maxExamplePool. A verified answer is shared knowledge: those of every
+// channel are candidates. If the Store fails, there are none, and it is
+// logged.
+func (b *Bot) examples(ctx context.Context, question string, attrs []slog.Attr) []agent.Example {
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	list, err := b.state.ListVerified(sctx, maxExamplePool)
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelWarn, "bot: state store failed to list verified answers; asking without examples", append(attrs, slog.Any("err", err))...)
+		return nil
+	}
+	pool := make([]agent.Example, len(list))
+	for i, v := range list {
+		pool[i] = agent.Example{Question: v.Question, SQL: v.SQL}
+	}
+	return agent.NearestExamples(question, pool, agent.MaxExamples)
 }
 
 // onVerified answers `verified`: the answers verified in the channel the

@@ -83,6 +83,20 @@ func TestVerifiedAnswer(t *testing.T) {
 		t.Fatalf("verified = %+v, want the question, its SQL, the result's checksum and the source, with the verifier's mark", l)
 	}
 
+	// A question like it gets it as an example; an unrelated one does not.
+	h.send(slacktest.MentionEvent(channel, user, "how many orders shipped last week?", "1700020000.000200", ""))
+	h.send(slacktest.MentionEvent(channel, user, "which products are out of stock?", "1700020000.000300", ""))
+	h.waitMessages(3)
+	for _, req := range h.ans.requests()[1:] {
+		want := 0
+		if strings.Contains(req.Question, "shipped") {
+			want = 1
+		}
+		if len(req.Examples) != want || want == 1 && (req.Examples[0].Question != q || req.Examples[0].SQL != echo(q, 1).FinalSQL) {
+			t.Errorf("%q was asked with examples %+v, want %d (the verified answer)", req.Question, req.Examples, want)
+		}
+	}
+
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "verified", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}

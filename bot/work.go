@@ -44,7 +44,8 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	b.met.inFlight.Inc()
 	start := time.Now()
 	actx, cancel := context.WithTimeoutCause(s.work, b.cfg.AnswerTimeout, errAnswerTimeout)
-	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.history(actx, q.ConvKey, attrs)})
+	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.history(actx, q.ConvKey, attrs),
+		Examples: b.examples(actx, q.Text, attrs)})
 	timedOut := context.Cause(actx) == errAnswerTimeout
 	cancel()
 	elapsed := time.Since(start)
