@@ -155,8 +155,8 @@ type Config struct {
 	Verifiers []string
 
 	// Source identifies the database and policy answers are computed on,
-	// kept with each verified answer. Nil: none is kept.
-	Source func(context.Context) (string, error)
+	// kept with each verified answer ("": none).
+	Source string
 
 	// StateHealth reports whether State is shared with the other replicas
 	// now (a state.Failover's Health), for /healthz and the

@@ -117,8 +117,8 @@ func Manifest(slashCommand string) ([]byte, error) {
 	m.Features.BotUser.AlwaysOnline = true
 	m.Features.SlashCommands = []manifestCommand{{
 		Command:     slashCommand,
-		Description: "Help, the tables I can read, or the latest evaluation report",
-		UsageHint:   "help | tables | eval",
+		Description: "Help, the tables I can read, the verified answers, or the latest evaluation report",
+		UsageHint:   "help | tables | verified | eval",
 	}}
 	m.OAuthConfig.Scopes.Bot = botScopes()
 	m.Settings.EventSubscriptions.BotEvents = botEvents()

@@ -61,15 +61,7 @@ func (b *Bot) recordAnswer(ctx context.Context, q question, ts string, res *agen
 		b.log.LogAttrs(ctx, slog.LevelWarn, "bot: answer not recorded for verification", append(attrs, slog.Any("err", err))...)
 		return
 	}
-	rec := answerRecord{Question: q.Text, SQL: res.FinalSQL, Checksum: sum, ThreadTS: q.ThreadTS}
-	if b.cfg.Source != nil {
-		sctx, cancel := context.WithTimeout(ctx, stateTimeout)
-		rec.Source, err = b.cfg.Source(sctx)
-		cancel()
-		if err != nil {
-			b.log.LogAttrs(ctx, slog.LevelWarn, "bot: answer's source unknown; recorded without it", append(attrs, slog.Any("err", err))...)
-		}
-	}
+	rec := answerRecord{Question: q.Text, SQL: res.FinalSQL, Checksum: sum, Source: b.cfg.Source, ThreadTS: q.ThreadTS}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return // a struct of strings always marshals

@@ -31,7 +31,7 @@ func verifyingBot(t *testing.T, st bot.Store, ans *fakeAnswerer) *harness {
 	return start(t, ans, options{cfg: func(c *bot.Config) {
 		c.State = st
 		c.Verifiers = []string{verifier}
-		c.Source = func(context.Context) (string, error) { return "src:test", nil }
+		c.Source = "src:test"
 	}})
 }
 

@@ -52,7 +52,14 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		State:            st,
 		StateHealth:      stateHealth,
 		Verifiers:        a.cfg.VerifierIDs(),
-		Source:           db.source.Get,
+	}
+	// Verified answers keep what they were computed on: the database's
+	// contents and policy as the bot starts (computed once, not per answer,
+	// since a database in use changes all the time).
+	if src, err := db.source.Get(ctx); err == nil {
+		cfg.Source = src
+	} else {
+		a.log.WarnContext(ctx, "the database's checksum could not be read; verified answers are kept without their source", "err", err)
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers
