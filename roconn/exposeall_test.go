@@ -2,8 +2,6 @@ package roconn_test
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +9,9 @@ import (
 	"sqlbot/roconn"
 )
 
-// TestExposeAll: `expose: all` is the explicit way to expose everything. It
-// parses with rules and limits beside it, and Open then offers every user
-// table and view, and still no schema table.
+// TestExposeAll: `expose: all` is the explicit way to expose everything
+// (TestNilPolicy shows what it exposes); it parses with rules and limits
+// beside it, and Open keeps them.
 func TestExposeAll(t *testing.T) {
 	p, err := roconn.ParsePolicy([]byte("expose: all\nrules:\n  - Sales means shipped orders.\nlimits: {rows: 7, timeout: 3s}\n"))
 	if err != nil {
@@ -25,36 +23,16 @@ func TestExposeAll(t *testing.T) {
 	if len(p.Rules) != 1 || p.Limits != (roconn.PolicyLimits{Rows: 7, Timeout: 3 * time.Second}) {
 		t.Errorf("rules %q, limits %+v: want both kept", p.Rules, p.Limits)
 	}
-
-	path := newFixture(t)
-	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+	db, err := roconn.Open(context.Background(), newFixture(t), p, roconn.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var names []string
-	for _, o := range db.Objects() {
-		names = append(names, o.Name)
-	}
-	if want := []string{"customer_regions", "customers", "orders", "secrets"}; !slices.Equal(names, want) {
-		t.Errorf("exposes %v, want every user table and view %v", names, want)
-	}
 	if got := db.Rules(); len(got) != 1 || got[0] != "Sales means shipped orders." {
 		t.Errorf("rules %q, want the file's", got)
 	}
-	if db.Limits().Rows != 7 {
-		t.Errorf("row limit %d, want the file's 7", db.Limits().Rows)
-	}
-	res, err := db.Query(context.Background(), "SELECT token FROM secrets")
-	if err != nil || len(res.Rows) == 0 {
-		t.Errorf("a user table is not readable under expose: all: %v", err)
-	}
-	for _, q := range []string{"SELECT name FROM sqlite_master", "SELECT * FROM sqlite_schema", "SELECT * FROM pragma_table_info('orders')"} {
-		_, err := db.Query(context.Background(), q)
-		var r *roconn.Refusal
-		if !errors.As(err, &r) {
-			t.Errorf("%s under expose: all: %v, want a refusal", q, err)
-		}
+	if db.Limits().Rows != 7 || db.Limits().Timeout != 3*time.Second {
+		t.Errorf("limits %+v, want the file's", db.Limits())
 	}
 }
 

@@ -17,16 +17,10 @@ import (
 // (type message, channel, ts), the item's author (item_user) and an
 // event_ts of its own.
 func TestReactionEvents(t *testing.T) {
-	s := newServer(t, slacktest.AppManifest(manifest(
+	s, c, ts := botMessage(t, manifest(
 		[]string{"app_mentions:read", "chat:write", "reactions:read"},
-		[]string{"app_mention", "reaction_added", "reaction_removed"}, nil)))
-	c := connected(t, s)
+		[]string{"app_mention", "reaction_added", "reaction_removed"}, nil))
 	ctx := testContext(t)
-	s.Join("C1")
-	_, ts, err := c.api.PostMessageContext(ctx, "C1", slack.MsgOptionText("42 orders", false))
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	if _, err := s.SendEvent(ctx, slacktest.ReactionAddedEvent("C1", "U2", "white_check_mark", ts)); err != nil {
 		t.Fatal(err)
@@ -61,6 +55,20 @@ func TestReactionEvents(t *testing.T) {
 	}
 }
 
+// botMessage starts a fake Slack granting manifest, connects a client, and
+// posts a message as the bot in C1, whose ts it returns.
+func botMessage(t *testing.T, manifest []byte) (*slacktest.Server, *socketClient, string) {
+	t.Helper()
+	s := newServer(t, slacktest.AppManifest(manifest))
+	c := connected(t, s)
+	s.Join("C1")
+	_, ts, err := c.api.PostMessageContext(testContext(t), "C1", slack.MsgOptionText("42 orders", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, ts
+}
+
 // TestReactionEventsNeedTheManifest: without the event, or without the
 // reactions:read scope the event needs, Slack delivers no reaction.
 func TestReactionEventsNeedTheManifest(t *testing.T) {
@@ -68,15 +76,8 @@ func TestReactionEventsNeedTheManifest(t *testing.T) {
 		manifest([]string{"chat:write", "reactions:read"}, []string{"reaction_removed"}, nil),
 		manifest([]string{"chat:write"}, []string{"reaction_added", "reaction_removed"}, nil),
 	} {
-		s := newServer(t, slacktest.AppManifest(m))
-		c := connected(t, s)
-		ctx := testContext(t)
-		s.Join("C1")
-		_, ts, err := c.api.PostMessageContext(ctx, "C1", slack.MsgOptionText("42 orders", false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.SendEvent(ctx, slacktest.ReactionAddedEvent("C1", "U2", "white_check_mark", ts)); !errors.Is(err, slacktest.ErrNotSubscribed) {
+		s, _, ts := botMessage(t, m)
+		if _, err := s.SendEvent(testContext(t), slacktest.ReactionAddedEvent("C1", "U2", "white_check_mark", ts)); !errors.Is(err, slacktest.ErrNotSubscribed) {
 			t.Errorf("manifest %s: %v, want ErrNotSubscribed", m, err)
 		}
 	}

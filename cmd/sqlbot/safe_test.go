@@ -69,16 +69,8 @@ func TestServeDraftedPolicyChinook(t *testing.T) {
 	slack := newSlack(t, nil)
 	logs := serveInProcess(t, slack, db, "SQLBOT_POLICY="+policy,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "How many tracks are there?", "1700000001.000100", "")); err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := slack.WaitMessages(ctx, 1)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, logs)
-	}
-	reply := msgs[0].Text + string(msgs[0].Blocks)
+	answer := mentionAnswered(t, slack, logs, "U1", "How many tracks are there?")
+	reply := answer.Text + string(answer.Blocks)
 	if !strings.Contains(reply, "3503") || !strings.Contains(reply, "FROM Track") {
 		t.Errorf("reply %s, want the figure and its SQL", reply)
 	}
@@ -88,6 +80,22 @@ func TestServeDraftedPolicyChinook(t *testing.T) {
 	if sum(t, db) != before {
 		t.Error("Chinook's file changed")
 	}
+}
+
+// mentionAnswered mentions the bot served with logs in channel C1, as user
+// asking question, and returns the first message the bot posts.
+func mentionAnswered(t *testing.T, slack *slacktest.Server, logs *served, user, question string) slacktest.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", user, question, "", "")); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := slack.WaitMessages(ctx, 1)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	return msgs[0]
 }
 
 // TestTerminalWithoutPolicyWarns: sql, ask and eval on a database other

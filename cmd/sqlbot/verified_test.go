@@ -46,14 +46,7 @@ func TestVerifiedAnswersEndToEnd(t *testing.T) {
 
 	slack := newSlack(t, nil)
 	served := serveInProcess(t, slack, db, settings...)
-	if _, err := slack.SendEvent(ctx, slacktest.MentionEvent("C1", asker, question, "1700030000.000100", "")); err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := slack.WaitMessages(ctx, 1)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, served)
-	}
-	answer := msgs[0]
+	answer := mentionAnswered(t, slack, served, asker, question)
 	verifiedList := func(s *slacktest.Server, n int) string {
 		t.Helper()
 		if _, err := s.SendSlash(ctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "verified", UserID: asker, ChannelID: "C1"}); err != nil {

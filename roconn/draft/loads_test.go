@@ -98,16 +98,16 @@ func TestDraftLoadsWhatPolicyCannotHide(t *testing.T) {
 	}, text)
 }
 
-// execScript runs script on the database at path through a plain
-// read-write connection, creating the file.
+// execScript runs script on a new database at path, through a plain
+// read-write connection.
 func execScript(t *testing.T, path, script string) {
 	t.Helper()
-	rw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	db, err := sql.Open("sqlite", path)
+	if err == nil {
+		defer db.Close()
+		_, err = db.Exec(script)
 	}
-	defer rw.Close()
-	if _, err := rw.Exec(script); err != nil {
-		t.Fatalf("exec script: %v", err)
+	if err != nil {
+		t.Fatalf("create %s: %v", path, err)
 	}
 }
