@@ -1,6 +1,9 @@
 // Package bot is sqlbot's Slack app: it takes questions from mentions, direct
 // messages and a slash command over Socket Mode, asks an Answerer, and posts
-// the answer with the SQL that produced it.
+// the answer with the SQL that produced it. A verifier's ✅ on an answer
+// marks it verified (see verify.go): verified answers are listed by the
+// slash command and given to the Answerer as examples for questions like
+// them.
 //
 // Safety contract: the bot only reads and posts. A reply goes only to the
 // conversation the question came from (a DM's answer never leaves the DM).
