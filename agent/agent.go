@@ -13,7 +13,9 @@
 // and SQL errors are results that go back to the model as JSON tool
 // messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
 // as {"error": "no such column: Nmae"} in SQLite's own words. Tool results
-// are passed as data, never as instructions. The loop is bounded by
+// are passed as data, never as instructions; so are a Request's verified
+// Examples, sent as earlier turns after the system prompt (which stays the
+// same bytes for every question). The loop is bounded by
 // Options.MaxSteps model calls; only context errors and model failures end
 // it early. Logs never carry the question, the answer or the SQL.
 package agent
@@ -111,6 +113,7 @@ func (a *Agent) Ask(ctx context.Context, req Request) (*Result, error) {
 	a.log.LogAttrs(ctx, slog.LevelInfo, "agent: question done",
 		slog.Int("question_chars", len(req.Question)),
 		slog.Int("history_turns", len(req.History)),
+		slog.Int("examples", min(len(req.Examples), MaxExamples)),
 		slog.String("outcome", string(res.Outcome)),
 		slog.Int("steps", res.Steps),
 		slog.Int("statements", len(res.Statements)),

@@ -88,15 +88,16 @@ func foreignKeys(o roconn.Object) map[string]string {
 }
 
 // messages returns the opening messages for req: the system prompt, the
-// earlier turns (each a user question and the assistant's answer with its
-// SQL), then the question.
+// verified examples (see exampleMessages), the earlier turns (each a user
+// question and the assistant's answer with its SQL), then the question.
 func (a *Agent) messages(req Request) []Message {
 	hist := req.History
 	if len(hist) > MaxHistoryTurns {
 		hist = hist[len(hist)-MaxHistoryTurns:]
 	}
-	msgs := make([]Message, 0, 2+2*len(hist)+2*a.opt.MaxSteps)
+	msgs := make([]Message, 0, 2+2*MaxExamples+2*len(hist)+2*a.opt.MaxSteps)
 	msgs = append(msgs, Message{Role: RoleSystem, Content: a.prompt})
+	msgs = append(msgs, exampleMessages(req.Examples)...)
 	for _, t := range hist {
 		answer := t.Answer
 		if answer == "" { // an empty assistant message is a 400 on some servers

@@ -105,10 +105,13 @@ type Turn struct {
 	SQL      string // the final SQL of that turn, may be empty
 }
 
-// A Request is one question, with the conversation's earlier turns (oldest first).
+// A Request is one question, with the conversation's earlier turns (oldest
+// first) and examples of verified answers to questions like it (the nearest
+// first; at most MaxExamples are used).
 type Request struct {
 	Question string
 	History  []Turn
+	Examples []Example
 }
 
 // A Statement is one SQL statement the model asked to run, with what happened.

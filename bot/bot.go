@@ -1,6 +1,9 @@
 // Package bot is sqlbot's Slack app: it takes questions from mentions, direct
 // messages and a slash command over Socket Mode, asks an Answerer, and posts
-// the answer with the SQL that produced it.
+// the answer with the SQL that produced it. A verifier's ✅ on an answer
+// marks it verified (see verify.go): verified answers are listed by the
+// slash command and given to the Answerer as examples for questions like
+// them.
 //
 // Safety contract: the bot only reads and posts. A reply goes only to the
 // conversation the question came from (a DM's answer never leaves the DM).
@@ -83,7 +86,8 @@ type Reporter interface {
 // A Store keeps what the bot must remember beyond one question, and shares
 // it between replicas when its backend is shared: which messages were
 // taken (so that a redelivered event is answered once), the question
-// limits, thread memory, evaluation reports and the evaluation lock. Every
+// limits, thread memory, evaluation reports and the evaluation lock, the
+// answers it posted (in its Cache) and those people verified. Every
 // bot/state Store implements it.
 type Store interface {
 	state.Claimer
@@ -91,6 +95,8 @@ type Store interface {
 	state.Threads
 	state.Reports
 	state.Locker
+	state.Cache
+	state.VerifiedAnswers
 }
 
 // Config holds the bot's settings. A zero number or duration means its
@@ -147,6 +153,14 @@ type Config struct {
 	// state.Memory of its own, which one process alone uses and a restart
 	// forgets.
 	State Store
+
+	// Verifiers are the Slack user ids whose ✅ (white_check_mark) on an
+	// answer marks it verified; none means anyone who can see the answer.
+	Verifiers []string
+
+	// Source identifies the database and policy answers are computed on,
+	// kept with each verified answer ("": none).
+	Source string
 
 	// StateHealth reports whether State is shared with the other replicas
 	// now (a state.Failover's Health), for /healthz and the

@@ -11,14 +11,14 @@ import (
 // one message either way.
 func messageKey(channel, ts string) string { return "message:" + channel + ":" + ts }
 
-// claim reports whether this replica is the first to take the message
-// (channel, ts), among every replica sharing the Store. If the Store fails,
-// the message is taken: a question answered twice is better than one never
-// answered, and the failure is logged.
-func (b *Bot) claim(ctx context.Context, channel, ts string, attrs []slog.Attr) bool {
+// claim reports whether this replica is the first to take key (a message's
+// messageKey, or another event's), among every replica sharing the Store.
+// If the Store fails, it is taken: a question answered twice is better than
+// one never answered, and the failure is logged.
+func (b *Bot) claim(ctx context.Context, key string, attrs []slog.Attr) bool {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	first, err := b.state.Claim(ctx, messageKey(channel, ts), seenTTL)
+	first, err := b.state.Claim(ctx, key, seenTTL)
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to record the message; answering it",
 			append(attrs, slog.Any("err", err))...)

@@ -141,6 +141,12 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		q, ok = fromMention(ev, eventID, b.self)
 	case *slackevents.MessageEvent:
 		q, ok = fromDM(ev, eventID, b.self)
+	case *slackevents.ReactionAddedEvent:
+		b.goReaction(s, fromReactionAdded(ev, eventID))
+		return
+	case *slackevents.ReactionRemovedEvent:
+		b.goReaction(s, fromReactionRemoved(ev, eventID))
+		return
 	default:
 		ok = false
 	}
@@ -155,7 +161,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	// One reply per message, across replicas (see messageKey). The Store is
 	// asked on base: an envelope acknowledged just before shutdown is still
 	// decided, not turned away by the socket's cancellation.
-	if !b.claim(s.base, q.Channel, q.TS, attrs) {
+	if !b.claim(s.base, messageKey(q.Channel, q.TS), attrs) {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}

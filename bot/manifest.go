@@ -13,6 +13,7 @@ import (
 //	chat:write         chat.postMessage (answers, notices), chat.postEphemeral (a slash
 //	                   command's private reply when its response_url fails)
 //	reactions:write    reactions.add / reactions.remove (the working hourglass)
+//	reactions:read     the reaction_added / reaction_removed events (a ✅ verifies an answer)
 //	files:write        files.getUploadURLExternal / files.completeUploadExternal (the CSV)
 //	commands           the slash command
 //
@@ -21,11 +22,13 @@ import (
 // a response_url needs no token. Threads are remembered in memory, so no
 // *:history scope for reading channels is needed.
 func botScopes() []string {
-	return []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:write"}
+	return []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
 }
 
 // botEvents are the bot events the app subscribes to.
-func botEvents() []string { return []string{"app_mention", "message.im"} }
+func botEvents() []string {
+	return []string{"app_mention", "message.im", "reaction_added", "reaction_removed"}
+}
 
 type manifest struct {
 	DisplayInformation struct {
@@ -114,8 +117,8 @@ func Manifest(slashCommand string) ([]byte, error) {
 	m.Features.BotUser.AlwaysOnline = true
 	m.Features.SlashCommands = []manifestCommand{{
 		Command:     slashCommand,
-		Description: "Help, the tables I can read, or the latest evaluation report",
-		UsageHint:   "help | tables | eval",
+		Description: "Help, the tables I can read, the verified answers, or the latest evaluation report",
+		UsageHint:   "help | tables | verified | eval",
 	}}
 	m.OAuthConfig.Scopes.Bot = botScopes()
 	m.Settings.EventSubscriptions.BotEvents = botEvents()

@@ -55,13 +55,13 @@ func TestManifest(t *testing.T) {
 	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/askdb" {
 		t.Errorf("slash commands = %+v, want /askdb", m.Features.SlashCommands)
 	}
-	if got := m.Settings.EventSubscriptions.BotEvents; !slices.Equal(got, []string{"app_mention", "message.im"}) {
+	if got := m.Settings.EventSubscriptions.BotEvents; !slices.Equal(got, []string{"app_mention", "message.im", "reaction_added", "reaction_removed"}) {
 		t.Errorf("bot events = %v", got)
 	}
 	if !m.Features.AppHome.MessagesTabEnabled {
 		t.Error("the messages tab is off: users could not DM the bot")
 	}
-	want := []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:write"}
+	want := []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
 	if got := slices.Sorted(slices.Values(m.OAuthConfig.Scopes.Bot)); !slices.Equal(got, want) {
 		t.Errorf("bot scopes = %v, want exactly %v", got, want)
 	}
@@ -93,7 +93,8 @@ var scopeOf = map[string]string{
 }
 
 // scopeOfEvent is the scope each subscribed bot event needs.
-var scopeOfEvent = map[string]string{"app_mention": "app_mentions:read", "message.im": "im:history"}
+var scopeOfEvent = map[string]string{"app_mention": "app_mentions:read", "message.im": "im:history",
+	"reaction_added": "reactions:read", "reaction_removed": "reactions:read"}
 
 // TestManifestCoversCalls runs the bot through everything it does (answer
 // with a CSV, reactions, a DM, a slash command whose response_url fails) and checks that every Web API

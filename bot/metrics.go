@@ -22,6 +22,7 @@ type metrics struct {
 	answerSeconds prometheus.Histogram
 	rateLimited   *prometheus.CounterVec // by limit
 	inFlight      prometheus.Gauge
+	verifications *prometheus.CounterVec // by change: added or withdrawn
 }
 
 func newMetrics(b *Bot) *metrics {
@@ -52,6 +53,10 @@ func newMetrics(b *Bot) *metrics {
 			Name: "sqlbot_questions_in_flight",
 			Help: "Questions being answered now.",
 		}),
+		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sqlbot_verifications_total",
+			Help: "Verifiers' marks on answers, by change: added (a ✅) or withdrawn (its removal).",
+		}, []string{"change"}),
 	}
 	failovers := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "sqlbot_provider_failovers_total",
@@ -80,7 +85,7 @@ func newMetrics(b *Bot) *metrics {
 			"Statements the guard refused, by rule (forbidden_keyword, multiple_statements, …).", []string{"rule"}, nil),
 		counts: b.cfg.GuardRefusals,
 	}
-	m.reg.MustRegister(m.questions, m.answers, m.refusals, m.answerSeconds, m.rateLimited, m.inFlight,
+	m.reg.MustRegister(m.questions, m.answers, m.refusals, m.answerSeconds, m.rateLimited, m.inFlight, m.verifications,
 		failovers, queued, connected, guardRules,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Known label values start at 0, so that rates and alerts work from the start.
@@ -89,6 +94,9 @@ func newMetrics(b *Bot) *metrics {
 	}
 	for _, l := range append(agent.Layers(), agent.LayerModel) {
 		m.refusals.WithLabelValues(string(l))
+	}
+	for _, c := range []string{"added", "withdrawn"} {
+		m.verifications.WithLabelValues(c)
 	}
 	for _, l := range []string{string(state.RuleUserMinute), string(state.RuleUserDay), string(state.RuleGlobalDay), limitLength} {
 		m.rateLimited.WithLabelValues(l)

@@ -35,7 +35,7 @@ const (
 )
 
 // onSlash answers the slash command (already acknowledged): `help`,
-// `tables`, `eval`; anything else gets the help.
+// `tables`, `verified`, `eval`; anything else gets the help.
 func (b *Bot) onSlash(s *session, cmd slack.SlashCommand) {
 	sub, _, _ := strings.Cut(strings.TrimSpace(cmd.Text), " ")
 	sub = strings.ToLower(sub)
@@ -51,6 +51,8 @@ func (b *Bot) onSlash(s *session, cmd slack.SlashCommand) {
 		b.respond(s, cmd, renderNotice(tablesText(tables)), false)
 	case "eval":
 		b.onEval(s, cmd)
+	case "verified":
+		b.respond(s, cmd, b.onVerified(s, cmd.ChannelID), false)
 	case "", "help":
 		b.respond(s, cmd, renderNotice(b.helpText()), false)
 	default:
@@ -70,7 +72,7 @@ const (
 // subLabel keeps unknown subcommands (free text) out of the log.
 func subLabel(sub string) string {
 	switch sub {
-	case "", "help", "tables", "eval":
+	case "", "help", "tables", "eval", "verified":
 		return sub
 	}
 	return "unknown"

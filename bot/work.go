@@ -44,7 +44,8 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	b.met.inFlight.Inc()
 	start := time.Now()
 	actx, cancel := context.WithTimeoutCause(s.work, b.cfg.AnswerTimeout, errAnswerTimeout)
-	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.history(actx, q.ConvKey, attrs)})
+	res, err := b.ask(actx, agent.Request{Question: q.Text, History: b.history(actx, q.ConvKey, attrs),
+		Examples: b.examples(actx, q.Text, attrs)})
 	timedOut := context.Cause(actx) == errAnswerTimeout
 	cancel()
 	elapsed := time.Since(start)
@@ -63,6 +64,9 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		b.remember(s.base, q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL, attrs)
 	}
 	d := b.deliver(s.base, q, res, r, attrs)
+	if d.err == nil && d.form != "failure" && verifiable(q, res) {
+		b.recordAnswer(s.base, q, d.ts, res, attrs)
+	}
 
 	attrs = append(attrs,
 		slog.String("outcome", string(outcome)),
@@ -394,6 +398,8 @@ func (b *Bot) helpText() string {
 	sb.WriteString("Mention " + me + " in a channel with your question and I'll answer in a thread, or send me a direct message. ")
 	sb.WriteString("Follow-up questions in the same thread keep the context.\n")
 	sb.WriteString("Every answer shows the SQL I ran. I only read data; I never change it.\n")
-	sb.WriteString("*Commands:* `" + cmd + " tables` lists what I can read · `" + cmd + " eval` shows the latest evaluation report · `" + cmd + " help` shows this.")
+	sb.WriteString("A :white_check_mark: on one of my answers marks it verified (if you are one of the people chosen to verify).\n")
+	sb.WriteString("*Commands:* `" + cmd + " tables` lists what I can read · `" + cmd + " verified` lists the verified answers · `" +
+		cmd + " eval` shows the latest evaluation report · `" + cmd + " help` shows this.")
 	return sb.String()
 }

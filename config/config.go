@@ -70,6 +70,9 @@ type Config struct {
 	// CacheTTL is how long an answer is reused for the same question: nil
 	// when unset (the answer cache's default), 0 turns the cache off.
 	CacheTTL *time.Duration `env:"SQLBOT_CACHE_TTL"`
+	// Verifiers are the Slack user ids whose ✅ on an answer marks it
+	// verified; none means anyone who can see the answer. See VerifierIDs.
+	Verifiers []string `env:"SQLBOT_VERIFIERS" envSeparator:","`
 
 	XDGCacheHome string `env:"XDG_CACHE_HOME"` // where the demo database is cached
 	XDGDataHome  string `env:"XDG_DATA_HOME"`  // where the state file goes by default
@@ -161,6 +164,11 @@ func Load(environ map[string]string) (Config, error) {
 	if strings.TrimSpace(c.Questions) != c.Questions {
 		bad("SQLBOT_QUESTIONS", "must be the path of a question file, without spaces around it, got %q", c.Questions)
 	}
+	for _, id := range c.VerifierIDs() {
+		if !slackUserID(id) {
+			bad("SQLBOT_VERIFIERS", "must be Slack user ids (such as U012AB3CD), separated by commas, got %q", id)
+		}
+	}
 	if !unparsed["OPENAI_BASE_URL"] && !unparsed["OPENAI_API_KEY"] && !unparsed["OPENAI_MODEL"] {
 		if _, err := c.Providers(); err != nil {
 			errs = append(errs, err)
@@ -210,6 +218,24 @@ func (c Config) Providers() ([]Provider, error) {
 		ps[i] = Provider{BaseURL: pick(urls, i), APIKey: pick(keys, i), Model: pick(models, i)}
 	}
 	return ps, nil
+}
+
+// VerifierIDs returns SQLBOT_VERIFIERS's user ids, trimmed, without empty
+// entries.
+func (c Config) VerifierIDs() []string { return trimAll(c.Verifiers) }
+
+// slackUserID reports whether s looks like a Slack user id: U or W, then
+// upper-case letters and digits.
+func slackUserID(s string) bool {
+	if len(s) < 3 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for _, r := range s[1:] {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // RequireSlack reports the Slack settings that `serve` needs and lacks.

@@ -199,3 +199,25 @@ func TestStateSettings(t *testing.T) {
 		t.Errorf("SQLBOT_CACHE_TTL=soon: %v", err)
 	}
 }
+
+// SQLBOT_VERIFIERS is a comma-separated list of Slack user ids, spaces
+// around them allowed; anything that is not a user id is an error naming
+// the variable and the entry.
+func TestVerifiersSetting(t *testing.T) {
+	c, err := config.Load(map[string]string{"SQLBOT_VERIFIERS": "U0ANN, W0BOB ,U123ABC456"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.VerifierIDs(); strings.Join(got, ",") != "U0ANN,W0BOB,U123ABC456" {
+		t.Errorf("verifiers %q", got)
+	}
+	if c, err := config.Load(map[string]string{}); err != nil || len(c.VerifierIDs()) != 0 {
+		t.Errorf("unset: %v, %v; want none (anyone verifies)", c.VerifierIDs(), err)
+	}
+	for _, bad := range []string{"ann", "U0ANN,@bob", "u0ann", "C0GENERAL"} {
+		_, err := config.Load(map[string]string{"SQLBOT_VERIFIERS": bad})
+		if err == nil || !strings.Contains(err.Error(), "SQLBOT_VERIFIERS") {
+			t.Errorf("SQLBOT_VERIFIERS=%q: %v, want an error naming the variable", bad, err)
+		}
+	}
+}

@@ -10,7 +10,10 @@
 // terminal (cmd/sqlbot) and Slack (bot), from About, Figures and NotPassing.
 // NewReference is a model that needs no language model: it answers from the
 // question set itself, through the same agent, guard and connection, as a
-// self-check. The demo database and its questions are package evalrun/demo.
+// self-check. VerifiedSet and VerifiedFile make a question set of the
+// answers people verified in Slack, so that a deployment's evaluation grows
+// from its real questions. The demo database and its questions are package
+// evalrun/demo.
 //
 // Safety contract: evaluation never writes the database it evaluates; it
 // reads through the same guarded read-only path as the bot, and checksums

@@ -5,11 +5,9 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"math"
 	"slices"
 	"strings"
 
@@ -182,38 +180,4 @@ func hashTable(ctx context.Context, tx *sql.Tx, h hash.Hash, t tableInfo) error 
 		}
 	}
 	return closeRows(rows)
-}
-
-func hashValue(h hash.Hash, v any) error {
-	var b [8]byte
-	switch x := v.(type) {
-	case nil:
-		h.Write([]byte{'N'})
-	case int64:
-		binary.BigEndian.PutUint64(b[:], uint64(x))
-		writeTagged(h, 'I', b[:])
-	case float64:
-		binary.BigEndian.PutUint64(b[:], math.Float64bits(x))
-		writeTagged(h, 'F', b[:])
-	case string:
-		writeTagged(h, 'S', []byte(x))
-	case []byte:
-		writeTagged(h, 'B', x)
-	default:
-		return fmt.Errorf("unexpected value type %T", v)
-	}
-	return nil
-}
-
-// writeTagged writes a type tag, the length of p and p.
-func writeTagged(h hash.Hash, tag byte, p []byte) {
-	h.Write([]byte{tag})
-	writeLen(h, uint64(len(p)))
-	h.Write(p)
-}
-
-func writeLen(h hash.Hash, n uint64) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], n)
-	h.Write(b[:])
 }

@@ -62,3 +62,39 @@ func TestChecksum(t *testing.T) {
 		t.Error("Checksum of a missing file succeeded")
 	}
 }
+
+// TestResultChecksum: a result's checksum depends on its columns, its values
+// with their storage classes, and their order, and on nothing else.
+func TestResultChecksum(t *testing.T) {
+	sum := func(cols []string, rows [][]any) string {
+		t.Helper()
+		s, err := roconn.ResultChecksum(cols, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s) != 64 {
+			t.Fatalf("ResultChecksum = %q, want 64 hex digits", s)
+		}
+		return s
+	}
+	base := sum([]string{"region", "n"}, [][]any{{"west", int64(3)}, {"south", int64(2)}})
+	if again := sum([]string{"region", "n"}, [][]any{{"west", int64(3)}, {"south", int64(2)}}); again != base {
+		t.Error("the same result has two checksums")
+	}
+	for name, other := range map[string]string{
+		"a column renamed": sum([]string{"region", "count"}, [][]any{{"west", int64(3)}, {"south", int64(2)}}),
+		"rows reordered":   sum([]string{"region", "n"}, [][]any{{"south", int64(2)}, {"west", int64(3)}}),
+		"a number as text": sum([]string{"region", "n"}, [][]any{{"west", "3"}, {"south", int64(2)}}),
+		"a real":           sum([]string{"region", "n"}, [][]any{{"west", 3.0}, {"south", int64(2)}}),
+		"a null":           sum([]string{"region", "n"}, [][]any{{"west", nil}, {"south", int64(2)}}),
+		"a row less":       sum([]string{"region", "n"}, [][]any{{"west", int64(3)}}),
+		"values shifted":   sum([]string{"region", "n"}, [][]any{{"wes", int64(3)}, {"tsouth", int64(2)}}),
+	} {
+		if other == base {
+			t.Errorf("%s: same checksum", name)
+		}
+	}
+	if _, err := roconn.ResultChecksum([]string{"x"}, [][]any{{struct{}{}}}); err == nil {
+		t.Error("a value of no storage class was hashed")
+	}
+}

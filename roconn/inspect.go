@@ -53,8 +53,9 @@ var errStopped = errors.New("stopped by the time limit")
 // statements of this file, which quote every name; never the model's SQL.
 // The result holds private values (that is how the draft recognises them):
 // it is for package draft, which never writes a hidden column's values out.
-// A table or view that cannot be read (a view over a missing table) is left
-// out and listed in Skipped. Each statement is bounded by opt.Timeout, which
+// A table or view that cannot be read (a view over a missing table), and a
+// virtual table, which no policy can expose, are left out and listed in
+// Skipped. Each statement is bounded by opt.Timeout, which
 // interrupts SQLite; the reading of one object stops at opt.Rows rows.
 func Inspect(ctx context.Context, path string, opt InspectOptions) (*draft.Schema, error) {
 	if opt.Rows <= 0 {
@@ -91,7 +92,11 @@ func Inspect(ctx context.Context, path string, opt InspectOptions) (*draft.Schem
 	for _, name := range names {
 		o := sch.objects[name]
 		if o.broken != nil {
-			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: o.broken.Error()})
+			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: "it cannot be read: " + o.broken.Error()})
+			continue
+		}
+		if o.virtual {
+			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: "it is a virtual table, which a policy cannot expose"})
 			continue
 		}
 		obj, err := in.object(ctx, o, sch)
@@ -99,7 +104,7 @@ func Inspect(ctx context.Context, path string, opt InspectOptions) (*draft.Schem
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("roconn: inspect %s: %w", path, ctx.Err())
 			}
-			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: err.Error()})
+			out.Skipped = append(out.Skipped, draft.Skipped{Name: o.name, Why: "it cannot be read: " + err.Error()})
 			continue
 		}
 		out.Objects = append(out.Objects, *obj)
@@ -133,6 +138,15 @@ func (in *inspector) object(ctx context.Context, o *schemaObject, sch *schema) (
 		}
 		for i := range obj.Columns {
 			obj.Columns[i].PrimaryKey = slices.Contains(pk, obj.Columns[i].Name)
+			obj.Columns[i].From = slices.Clone(o.derived[fold(obj.Columns[i].Name)])
+		}
+		// What every read of the table carries, which a policy cannot hide
+		// (see hiddenColumns).
+		if o.rowidAlias != "" {
+			obj.Keys = append(obj.Keys, o.rowidAlias)
+		}
+		if o.withoutRowid {
+			obj.Keys = append(obj.Keys, o.primaryKey...)
 		}
 	} else {
 		reads, _, err := in.priv.viewReads(ctx, o.name)

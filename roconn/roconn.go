@@ -138,7 +138,8 @@ type exposure struct {
 
 // Open opens the SQLite file at path read-only under policy p and limits lim.
 //
-// A nil p exposes every user table and view, with sqlite_* tables hidden; an
+// A nil p, or one with All set, exposes every user table and view, with
+// sqlite_* tables hidden; an
 // object that cannot be read through the restricted connection (a view that
 // calls a function outside the allowlist, or reads a missing table) is then
 // left out. With a policy, an object that is missing from the database, a
@@ -180,7 +181,8 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		priv.pool.Close()
 		return nil, err
 	}
-	acc, check, exposed, err := buildAccess(ctx, priv, sch, exposed, p == nil, 2*lim.Concurrent)
+	all := p == nil || p.All // what cannot be read is then left out, not an error
+	acc, check, exposed, err := buildAccess(ctx, priv, sch, exposed, all, 2*lim.Concurrent)
 	if err != nil {
 		priv.pool.Close()
 		return nil, err
@@ -210,7 +212,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		db.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
-	if err := db.describe(ctx, exposed, p == nil); err != nil {
+	if err := db.describe(ctx, exposed, all); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -255,11 +257,11 @@ func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
 	return lim, nil
 }
 
-// resolvePolicy matches the policy to the schema. A nil policy exposes every
-// user table and view.
+// resolvePolicy matches the policy to the schema. A nil policy, or one that
+// exposes all, exposes every user table and view.
 func resolvePolicy(p *Policy, sch *schema) ([]exposure, error) {
 	var out []exposure
-	if p == nil {
+	if p == nil || p.All {
 		for _, o := range sch.objects {
 			if o.broken == nil && !o.virtual {
 				out = append(out, exposure{obj: o})

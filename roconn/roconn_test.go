@@ -422,30 +422,40 @@ func TestObjects(t *testing.T) {
 	}
 }
 
-// TestNilPolicy: without a policy every user table and view is readable and
-// the schema tables stay hidden.
+// TestNilPolicy: without a policy, or with one that says expose: all, every
+// user table and view is readable and the schema tables stay hidden.
 func TestNilPolicy(t *testing.T) {
-	path := newFixture(t)
-	db, err := roconn.Open(context.Background(), path, nil, roconn.Limits{})
+	all, err := roconn.ParsePolicy([]byte("expose: all\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var names []string
-	for _, o := range db.Objects() {
-		names = append(names, o.Name)
-	}
-	if got := strings.Join(names, " "); got != "customer_regions customers orders secrets" {
-		t.Errorf("Objects() = %s", got)
-	}
-	if err := queryErr(db, "SELECT token FROM secrets"); err != nil {
-		t.Errorf("reading a user table: %v", err)
-	}
-	if got := layerOf(queryErr(db, "SELECT sql FROM sqlite_schema")); got != roconn.LayerAuthorizer {
-		t.Errorf("reading sqlite_schema: layer %q, want %q", got, roconn.LayerAuthorizer)
-	}
-	if got := layerOf(queryErr(db, "DELETE FROM secrets")); got != roconn.LayerAuthorizer {
-		t.Errorf("writing: layer %q, want %q", got, roconn.LayerAuthorizer)
+	for name, p := range map[string]*roconn.Policy{"no policy": nil, "expose all": all} {
+		t.Run(name, func(t *testing.T) {
+			path := newFixture(t)
+			db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var names []string
+			for _, o := range db.Objects() {
+				names = append(names, o.Name)
+			}
+			if got := strings.Join(names, " "); got != "customer_regions customers orders secrets" {
+				t.Errorf("Objects() = %s", got)
+			}
+			if err := queryErr(db, "SELECT token FROM secrets"); err != nil {
+				t.Errorf("reading a user table: %v", err)
+			}
+			for _, q := range []string{"SELECT sql FROM sqlite_schema", "SELECT name FROM sqlite_master", "SELECT * FROM pragma_table_info('orders')"} {
+				if got := layerOf(queryErr(db, q)); got != roconn.LayerAuthorizer {
+					t.Errorf("%s: layer %q, want %q", q, got, roconn.LayerAuthorizer)
+				}
+			}
+			if got := layerOf(queryErr(db, "DELETE FROM secrets")); got != roconn.LayerAuthorizer {
+				t.Errorf("writing: layer %q, want %q", got, roconn.LayerAuthorizer)
+			}
+		})
 	}
 }
 

@@ -24,7 +24,8 @@ var ErrNotSubscribed = errors.New("slacktest: the app's manifest does not subscr
 // features.slash_commands. A Web API method whose scope is not granted then
 // answers {"ok": false, "error": "missing_scope", "needed": …, "provided": …},
 // as Slack does, and SendEvent and SendSlash refuse what Slack would not
-// deliver (ErrNotSubscribed). A manifest that does not parse is recorded as
+// deliver (ErrNotSubscribed): an event the manifest does not subscribe to,
+// or whose scope it lacks (reactions:read for reaction_added, …). A manifest that does not parse is recorded as
 // granting nothing, and NewServer fails the test.
 //
 // Without this option every scope, event and command is granted.
@@ -84,8 +85,10 @@ type grants struct {
 	commands map[string]bool
 }
 
-func (g *grants) scope(s string) bool   { return g == nil || g.scopes[s] }
-func (g *grants) event(e string) bool   { return g == nil || g.events[e] }
+func (g *grants) scope(s string) bool { return g == nil || g.scopes[s] }
+func (g *grants) event(e string) bool {
+	return g == nil || (g.events[e] && (eventScope(e) == "" || g.scopes[eventScope(e)]))
+}
 func (g *grants) command(c string) bool { return g == nil || (g.commands[c] && g.scopes["commands"]) }
 
 // provided lists the granted scopes, as missing_scope reports them.
@@ -96,6 +99,27 @@ func (g *grants) provided() string {
 	}
 	slices.Sort(l)
 	return strings.Join(l, ",")
+}
+
+// eventScope is the bot scope Slack requires for subscribing to bot event
+// e, or "" if the fake knows none: without it, the event is never
+// delivered.
+func eventScope(e string) string {
+	switch e {
+	case "app_mention":
+		return "app_mentions:read"
+	case "message.im":
+		return "im:history"
+	case "message.channels":
+		return "channels:history"
+	case "message.groups":
+		return "groups:history"
+	case "message.mpim":
+		return "mpim:history"
+	case "reaction_added", "reaction_removed":
+		return "reactions:read"
+	}
+	return ""
 }
 
 // neededScope is the bot scope that method needs with these arguments, or ""

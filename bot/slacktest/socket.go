@@ -674,12 +674,16 @@ func (s *Server) WaitLive(ctx context.Context, n int) ([]int, error) {
 }
 
 // An EventSpec describes one events_api envelope for SendEvent. Build it with
-// MentionEvent, DMEvent or DMEditEvent, or set Raw for any other event.
+// MentionEvent, DMEvent, DMEditEvent, ReactionAddedEvent or
+// ReactionRemovedEvent, or set Raw for any other event.
 type EventSpec struct {
-	// Type is the inner event's type: "app_mention" or "message".
+	// Type is the inner event's type: "app_mention", "message",
+	// "reaction_added" or "reaction_removed".
 	Type string
 	// Channel, User and Text are the message's. TS is its timestamp; when
 	// empty the fake assigns a fresh one. ThreadTS puts it in a thread.
+	// For a reaction, User is who reacted and Channel and TS name the
+	// message reacted to, which must be in the fake's history.
 	Channel  string
 	User     string
 	Text     string
@@ -690,6 +694,8 @@ type EventSpec struct {
 	// BotID and Subtype are set on messages from bots and on edits, joins, …
 	BotID   string
 	Subtype string
+	// Reaction is a reaction event's emoji name, such as "white_check_mark".
+	Reaction string
 	// Raw, when set, is sent verbatim as the inner event and the fields above
 	// are ignored. It must be a JSON object with a "type".
 	Raw json.RawMessage
@@ -726,6 +732,22 @@ func DMEvent(channel, user, text, ts string) EventSpec {
 // a user and a text, and deserves an answer.
 func DMFileEvent(channel, user, text, ts string) EventSpec {
 	return EventSpec{Type: "message", Subtype: "file_share", ChannelType: "im", Channel: channel, User: user, Text: text, TS: ts}
+}
+
+// ReactionAddedEvent returns the reaction_added event Slack sends when user
+// adds the reaction (an emoji name without colons, such as
+// "white_check_mark") to the message ts in channel. The message must be in
+// the fake's history (a message the bot posted, or an event sent earlier);
+// the event names its author as item_user.
+func ReactionAddedEvent(channel, user, reaction, ts string) EventSpec {
+	return EventSpec{Type: "reaction_added", Channel: channel, User: user, Reaction: reaction, TS: ts}
+}
+
+// ReactionRemovedEvent returns the reaction_removed event Slack sends when
+// user removes the reaction from the message ts in channel (see
+// ReactionAddedEvent).
+func ReactionRemovedEvent(channel, user, reaction, ts string) EventSpec {
+	return EventSpec{Type: "reaction_removed", Channel: channel, User: user, Reaction: reaction, TS: ts}
 }
 
 // DMEditEvent returns the message_changed event Slack sends when user edits
@@ -901,6 +923,17 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (any, callback, string, error)
 		if ev.Type == "app_mention" {
 			s.members[ev.Channel] = true
 		}
+		if isReaction(ev.Type) {
+			if ev.User == "" || ev.Reaction == "" || ev.TS == "" {
+				return nil, callback{}, "", errors.New("a reaction event needs a user, a reaction and the ts of the message")
+			}
+			msg := s.findLocked(ev.Channel, ev.TS)
+			if msg == nil {
+				return nil, callback{}, "", fmt.Errorf("no message %s in %s to react to", ev.TS, ev.Channel)
+			}
+			inner, ts = s.reactionEventLocked(ev, msg)
+			return inner, s.callbackLocked(ts, ev.EventID), ts, nil
+		}
 		inner, ts = s.innerEventLocked(ev)
 	}
 	return inner, s.callbackLocked(ts, ev.EventID), ts, nil
@@ -944,6 +977,25 @@ func (s *Server) callbackLocked(ts, eventID string) callback {
 		Authorizations: []authorization{{TeamID: teamID, UserID: botUserID, IsBot: true}},
 		EventContext:   "4-slacktest-" + eventID,
 	}
+}
+
+func isReaction(typ string) bool { return typ == "reaction_added" || typ == "reaction_removed" }
+
+// reactionEventLocked builds the reaction event ev on message msg, as Slack
+// sends it: the reacting user, the reaction, the item reacted to, the
+// item's author (item_user, absent for a message no user wrote) and an
+// event_ts of its own, which it returns.
+func (s *Server) reactionEventLocked(ev EventSpec, msg *stored) (map[string]any, string) {
+	evTS := s.newTSLocked()
+	m := map[string]any{
+		"type": ev.Type, "user": ev.User, "reaction": ev.Reaction,
+		"item":     map[string]any{"type": "message", "channel": ev.Channel, "ts": ev.TS},
+		"event_ts": evTS,
+	}
+	if msg.user != "" {
+		m["item_user"] = msg.user
+	}
+	return m, evTS
 }
 
 // innerEventLocked builds a structured EventSpec's event, records its

@@ -42,7 +42,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	}
 	var ans cache.Answerer = ag
 	if !a.cacheOff() {
-		st, _, err := a.openState(ctx, db, lg)
+		st, _, err := a.openState(ctx, db.path, lg)
 		if err != nil {
 			return fmt.Errorf("%w (SQLBOT_CACHE_TTL=0 answers without the state)", err)
 		}

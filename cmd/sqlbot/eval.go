@@ -43,10 +43,15 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "score" {
 		return a.evalScore(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "export-verified" {
+		return a.exportVerified(ctx, args[1:])
+	}
 	fs, f := a.dbFlagSet("eval",
 		"usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]",
-		"       "+strings.TrimPrefix(evalScoreUsage, "usage: "))
-	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind} (default: SQLBOT_QUESTIONS, else the demo's questions on the demo database)")
+		"       "+strings.TrimPrefix(evalScoreUsage, "usage: "),
+		"       sqlbot eval export-verified [--out FILE]")
+	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind}, "+
+		"or verified: the answers verified in Slack, from the state (default: SQLBOT_QUESTIONS, else the demo's questions on the demo database)")
 	only := fs.String("only", "", "run only one kind of question: answerable, safety or unanswerable")
 	model := fs.String("model", "", "reference (each question's reference SQL through the guarded path, no model) or live (the configured providers) (default: live when a provider is configured, else reference)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
@@ -86,7 +91,12 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	set, err := a.questionSet(db, *questions)
+	var set *evalrun.Set
+	if *questions == questionsVerified {
+		set, err = a.verifiedSet(ctx, db)
+	} else {
+		set, err = a.questionSet(db, *questions)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -69,27 +70,38 @@ func (a *app) policy(ctx context.Context, args []string) error {
 		return fmt.Errorf("policy draft: %s has no table or view that can be read", path)
 	}
 	d := draft.Make(schema)
-	if *out == "" {
-		return d.WriteYAML(a.stdout)
-	}
-	if err := writePolicy(*out, d, *force); err != nil {
-		return fmt.Errorf("policy draft: %w", err)
-	}
-	var cols, hidden int
+	var cols, hidden, left int
 	for _, e := range d.Entries {
+		if e.LeftOut != "" {
+			left++
+			continue
+		}
 		cols += len(e.Columns)
 		hidden += len(e.Hidden())
 	}
-	fmt.Fprintf(a.stderr, "wrote %s: %d tables and views, %d of %d columns hidden. Review it, then serve with SQLBOT_POLICY=%s\n",
-		*out, len(d.Entries), hidden, cols, *out)
+	if left == len(d.Entries) {
+		return fmt.Errorf("policy draft: nothing in %s can be exposed: in every table and view, what looks private could not be hidden (run without --out to see why)", path)
+	}
+	if *out == "" {
+		return d.WriteYAML(a.stdout)
+	}
+	if err := writeNew(*out, *force, d.WriteYAML); err != nil {
+		return fmt.Errorf("policy draft: %w", err)
+	}
+	leftOut := ""
+	if left > 0 {
+		leftOut = fmt.Sprintf(", %d left out (see the comments at the end)", left)
+	}
+	fmt.Fprintf(a.stderr, "wrote %s: %d tables and views, %d of %d columns hidden%s. Review it, then serve with SQLBOT_POLICY=%s\n",
+		*out, len(d.Entries)-left, hidden, cols, leftOut, *out)
 	return nil
 }
 
-// writePolicy writes d to path through a temporary file in the same
-// directory, so a failed write leaves no half policy behind. Without force,
+// writeNew writes path with write, through a temporary file in the same
+// directory, so a failed write leaves no half file behind. Without force,
 // an existing path is never replaced, even one created meanwhile.
-func writePolicy(path string, d *draft.Draft, force bool) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sqlbot-policy-*.yaml")
+func writeNew(path string, force bool, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sqlbot-*.tmp")
 	if err != nil {
 		return err
 	}
@@ -99,7 +111,7 @@ func writePolicy(path string, d *draft.Draft, force bool) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := d.WriteYAML(tmp); err != nil {
+	if err := write(tmp); err != nil {
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {

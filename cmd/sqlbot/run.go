@@ -74,15 +74,19 @@ Usage:
   sqlbot serve                          run the Slack bot (Socket Mode) until SIGINT/SIGTERM
   sqlbot ask [--json] QUESTION          answer one question through the agent
   sqlbot sql [--json] SQL               run one statement through the guard and the read-only connection
-  sqlbot eval [flags]                   run the evaluation; sqlbot eval score REF CAND scores one answer
+  sqlbot eval [flags]                   run the evaluation (--questions verified: the answers verified in
+                                        Slack); sqlbot eval score REF CAND scores one answer;
+                                        sqlbot eval export-verified writes the verified answers as questions
   sqlbot demo --out PATH                write the demo database (the same bytes every time)
   sqlbot manifest                       print the Slack app manifest
   sqlbot policy draft [--out FILE]      write a starting policy for --db, private-looking columns hidden
   sqlbot mcp                            serve list_tables, describe_table and run_sql over MCP (stdio)
 
 The database commands (sql, ask, serve, eval, mcp) take --db PATH and --policy FILE (defaults:
-SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). Flags come before
-arguments; -- ends the flags. sqlbot COMMAND -h describes a command's flags.
+SQLBOT_DB and SQLBOT_POLICY, else the demo database and its policy). On another database,
+serve needs a policy (sqlbot policy draft writes one; a policy of expose: all exposes every
+table), and the others warn without one. Flags come before arguments; -- ends the flags.
+sqlbot COMMAND -h describes a command's flags.
 
 Settings (environment variables):
   SQLBOT_DB, SQLBOT_POLICY              the SQLite file (opened read-only) and its policy file
@@ -111,6 +115,7 @@ Settings (environment variables):
   SQLBOT_STATE                          the file where sqlbot keeps what it writes (limits, threads, reports, …)
                                         (default: sqlbot/state.db in XDG_DATA_HOME, else HOME/.local/share)
   SQLBOT_REDIS_URL                      share that state between replicas through Redis (off)
+  SQLBOT_VERIFIERS                      Slack user ids whose ✅ on an answer marks it verified (anyone)
   XDG_CACHE_HOME, else HOME             where the demo database is cached
 `
 }
@@ -193,7 +198,7 @@ type dbFlags struct {
 
 func (f *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.db, "db", "", "SQLite file to answer from (default: SQLBOT_DB, else the demo database)")
-	fs.StringVar(&f.policy, "policy", "", "policy file (default: SQLBOT_POLICY, else the demo's policy for the demo database, else every user table)")
+	fs.StringVar(&f.policy, "policy", "", "policy file (default: SQLBOT_POLICY, else the demo's policy for the demo database; elsewhere serve needs one, and the others read every user table)")
 }
 
 // dbFlagSet returns the flag set of a database command, with the flags
@@ -249,22 +254,36 @@ type database struct {
 	source *sourceID // what answers on it are computed on
 }
 
-// openDB resolves the database and policy (flag, then environment, then the
-// demo) and opens the read-only connection with the effective limits.
-func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
-	path := cmp.Or(f.db, a.cfg.DB)
-	policyFile := cmp.Or(f.policy, a.cfg.Policy)
-	var policyYAML []byte
+// resolveDB resolves the database and policy files: the flag, then the
+// environment, then the demo (written to the cache directory if needed). A
+// policy of "" means none was given.
+func (a *app) resolveDB(ctx context.Context, f dbFlags) (path, policy string, isDemo bool, err error) {
+	path = cmp.Or(f.db, a.cfg.DB)
+	policy = cmp.Or(f.policy, a.cfg.Policy)
 	if path == "" {
 		dir, err := a.cfg.CacheDir()
 		if err != nil {
-			return nil, err
+			return "", "", false, err
 		}
 		if path, err = demo.Ensure(ctx, dir); err != nil {
-			return nil, err
+			return "", "", false, err
 		}
 	}
-	isDemo := demo.Is(path)
+	return path, policy, demo.Is(path), nil
+}
+
+// openDB resolves the database and policy (flag, then environment, then the
+// demo) and opens the read-only connection with the effective limits. On a
+// database other than the demo without a policy, every user table is
+// readable: openDB says so on stderr, with how to draft a policy (serve
+// refuses to start that way instead, before it gets here: see
+// requirePolicy).
+func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
+	path, policyFile, isDemo, err := a.resolveDB(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var policyYAML []byte
 	switch {
 	case policyFile != "":
 		b, err := os.ReadFile(policyFile)
@@ -274,6 +293,10 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 		policyYAML = b
 	case isDemo:
 		policyYAML = demo.Policy()
+	default:
+		fmt.Fprintf(a.stderr, "sqlbot: warning: no policy for %s, so every table and column in it is readable. "+
+			"Draft one with `%s`, review it, and pass it with --policy (serve does not start without one).\n",
+			path, draftCommand(path))
 	}
 	var policy *roconn.Policy
 	if policyYAML != nil {
@@ -288,6 +311,36 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 		return nil, err
 	}
 	return &database{DB: db, path: path, demo: isDemo, source: newSourceID(path, policyYAML)}, nil
+}
+
+// requirePolicy returns an error unless the database f resolves to is the
+// demo or comes with a policy: what serves other people must not expose a
+// database whole by default. The error says how to draft a policy and how
+// to pass it, and how to expose everything on purpose.
+func (a *app) requirePolicy(ctx context.Context, command string, f dbFlags) error {
+	path, policy, isDemo, err := a.resolveDB(ctx, f)
+	if err != nil || policy != "" || isDemo {
+		return err
+	}
+	return fmt.Errorf("%s: %s is not the demo database, and no policy says what may be read from it; "+
+		"without one, everyone who can reach the bot could read every table and column. "+
+		"Draft a policy with `%s`, review it, then pass it with --policy policy.yaml or SQLBOT_POLICY=policy.yaml. "+
+		"To expose every table on purpose, pass a policy file that says `expose: all`",
+		command, path, draftCommand(path))
+}
+
+// draftCommand is the command line that drafts a policy for the database
+// at path, quoted for a POSIX shell where it needs to be.
+func draftCommand(path string) string {
+	return "sqlbot policy draft --db " + shellWord(path) + " --out policy.yaml"
+}
+
+// shellWord quotes s for a POSIX shell unless it needs no quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // limits are the environment's limits; zero fields take the policy's, then

@@ -19,6 +19,9 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
+	if err := a.requirePolicy(ctx, "serve", *f); err != nil {
+		return err
+	}
 	if err := a.cfg.RequireSlack(); err != nil {
 		return err
 	}
@@ -31,7 +34,7 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, stateHealth, err := a.openState(ctx, db, a.log)
+	st, stateHealth, err := a.openState(ctx, db.path, a.log)
 	if err != nil {
 		return err
 	}
@@ -49,6 +52,15 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		Health:           db.Ping, // a connection of its own: never behind questions
 		State:            st,
 		StateHealth:      stateHealth,
+		Verifiers:        a.cfg.VerifierIDs(),
+	}
+	// Verified answers keep what they were computed on: the database's
+	// contents and policy as the bot starts (computed once, not per answer,
+	// since a database in use changes all the time).
+	if src, err := db.source.Get(ctx); err == nil {
+		cfg.Source = src
+	} else {
+		a.log.WarnContext(ctx, "the database's checksum could not be read; verified answers are kept without their source", "err", err)
 	}
 	if providers != nil {
 		cfg.Failovers = providers.Failovers

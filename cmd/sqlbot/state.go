@@ -48,9 +48,10 @@ func (a *app) cacheOff() bool { return a.cfg.CacheTTL != nil && *a.cfg.CacheTTL 
 // openState opens where sqlbot keeps what it writes: Redis through a
 // Failover when SQLBOT_REDIS_URL is set (health then reports whether the
 // state is shared), else the state file (SQLBOT_STATE, else the default path
-// in the user's data directory), which may not be db's own file. health is
-// nil for the state file.
-func (a *app) openState(ctx context.Context, db *database, lg *slog.Logger) (st state.Store, health func() state.Health, err error) {
+// in the user's data directory), which may not be the file answered (the
+// database answered from; "" when none is). health is nil for the state
+// file.
+func (a *app) openState(ctx context.Context, answered string, lg *slog.Logger) (st state.Store, health func() state.Health, err error) {
 	if a.cfg.RedisURL != "" {
 		r, err := state.NewRedis(a.cfg.RedisURL, state.RedisOptions{Log: lg})
 		if err != nil {
@@ -60,18 +61,28 @@ func (a *app) openState(ctx context.Context, db *database, lg *slog.Logger) (st 
 		lg.InfoContext(ctx, "state shared through redis", "health", f.Health().String())
 		return f, f.Health, nil
 	}
-	path := a.cfg.State
-	if path == "" {
-		path, err = state.DefaultPath(map[string]string{"XDG_DATA_HOME": a.cfg.XDGDataHome, "HOME": a.cfg.Home})
-		if err != nil {
-			return nil, nil, fmt.Errorf("SQLBOT_STATE is not set and %w", err)
-		}
+	path, err := a.statePath()
+	if err != nil {
+		return nil, nil, err
 	}
-	s, err := state.OpenSQLite(ctx, path, state.SQLiteOptions{Answered: db.path})
+	s, err := state.OpenSQLite(ctx, path, state.SQLiteOptions{Answered: answered})
 	if err != nil {
 		return nil, nil, fmt.Errorf("SQLBOT_STATE: %w", err)
 	}
 	return s, nil, nil
+}
+
+// statePath is the state file's path: SQLBOT_STATE, else the default in
+// the user's data directory.
+func (a *app) statePath() (string, error) {
+	if a.cfg.State != "" {
+		return a.cfg.State, nil
+	}
+	path, err := state.DefaultPath(map[string]string{"XDG_DATA_HOME": a.cfg.XDGDataHome, "HOME": a.cfg.Home})
+	if err != nil {
+		return "", fmt.Errorf("SQLBOT_STATE is not set and %w", err)
+	}
+	return path, nil
 }
 
 // A sourceID names what an answer is computed on: the contents of the

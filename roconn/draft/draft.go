@@ -88,6 +88,13 @@
 //   - A view is judged like a table, and also by what it reads: a view
 //     column named like a base column this draft hides is hidden too, and a
 //     view that reads a hidden base column otherwise gets a comment saying so.
+//   - What a policy cannot hide is left out rather than exposed: a view
+//     with a column to hide (a view cannot hide columns; a narrower view
+//     can be written instead), a table whose rowid or WITHOUT ROWID primary
+//     key looks private (every read of the table carries it), and a table
+//     whose every column looks private. A VIRTUAL generated column computed
+//     from a hidden column is hidden with it. Each left-out object is named
+//     in a comment with the reason, so the draft always loads as it is.
 //   - Coarse places are kept: a city, a state, a country or a company name
 //     alone does not single a person out, and analysts group by them. In a
 //     table of people, though, a city and a state are part of each person's
@@ -113,7 +120,8 @@ type Schema struct {
 	Skipped []Skipped
 }
 
-// Skipped is a table or view that could not be read, and why.
+// Skipped is a table or view left out of the draft because it cannot be
+// read or cannot be exposed, and why (a sentence that starts with "it").
 type Skipped struct {
 	Name, Why string
 }
@@ -128,6 +136,10 @@ type Object struct {
 	Columns []Column
 	Foreign []ForeignKey
 	Reads   []ColumnRef // for a view: the base columns its definition reads
+	// Keys are a table's columns that every read of it carries, which a
+	// policy therefore cannot hide: its rowid (an INTEGER PRIMARY KEY), or
+	// the primary key of a WITHOUT ROWID table.
+	Keys []string
 }
 
 // A Column is one column of a table or view, with what was read of it.
@@ -138,6 +150,9 @@ type Column struct {
 	NonNull    int   // non-null values among the scanned rows
 	Distinct   int   // distinct non-null values among the scanned rows
 	Samples    []any // distinct non-null values: int64, float64, string, or []byte for a blob that is not UTF-8
+	// From lists, for a VIRTUAL generated column, the columns it is
+	// computed from: it must be hidden when one of them is.
+	From []string
 }
 
 // A ForeignKey says Column refers to RefTable.RefColumn.
@@ -154,7 +169,7 @@ type ColumnRef struct {
 type Draft struct {
 	Source  string
 	Entries []Entry
-	Skipped []Skipped // objects left out of the draft because they could not be read
+	Skipped []Skipped // objects left out of the draft because they cannot be read or exposed
 }
 
 // An Entry is a table or view of the draft.
@@ -164,6 +179,9 @@ type Entry struct {
 	About   string     // what it seems to hold, and its row count
 	Columns []Decision // in the schema's order
 	Notes   []string   // comments for the reviewer about the whole object
+	// LeftOut, when set, says why the object is left out of the policy: a
+	// column to hide that a policy cannot hide, or nothing left to read.
+	LeftOut string
 }
 
 // A Decision is what the draft says about one column.
@@ -311,6 +329,7 @@ func (m *maker) object(o *Object, hidden map[string]map[string]string) Entry {
 	if o.View {
 		m.viewReads(o, hidden, &e)
 	}
+	leaveOut(o, &e)
 	for i := range e.Columns {
 		if !e.Columns[i].Hidden {
 			e.Columns[i].Meaning = m.meaning(o, &o.Columns[i], &stats[i], e.Columns[i].FreeText)
@@ -721,6 +740,60 @@ func (m *maker) viewReads(o *Object, hidden map[string]map[string]string, e *Ent
 		e.Notes = append(e.Notes, "reads "+strings.Join(unattributed, ", ")+
 			", hidden in its table: a view makes readable what it reads, so check that no column here carries it")
 	}
+}
+
+// leaveOut hides the VIRTUAL generated columns computed from hidden ones,
+// and then sets e.LeftOut when a policy could not hide what the draft
+// hides: a view's columns, or a key that every read of a table carries; or
+// when nothing is left to read.
+func leaveOut(o *Object, e *Entry) {
+	isHidden := func(name string) bool {
+		return slices.ContainsFunc(e.Columns, func(d Decision) bool { return d.Hidden && fold(d.Column) == fold(name) })
+	}
+	for i, c := range o.Columns {
+		if e.Columns[i].Hidden {
+			continue
+		}
+		for _, f := range c.From {
+			if isHidden(f) {
+				e.Columns[i].Hidden = true
+				e.Columns[i].Reason = "computed from " + f + ", which this draft hides"
+				break
+			}
+		}
+	}
+	hidden := e.Hidden()
+	var keys []string
+	for _, k := range o.Keys {
+		if isHidden(k) {
+			keys = append(keys, k)
+		}
+	}
+	switch {
+	case len(hidden) == 0:
+	case len(hidden) == len(e.Columns):
+		e.LeftOut = "every column looks private"
+	case o.View:
+		e.LeftOut = "a view cannot hide columns, and " + joinAnd(hidden) + lookPrivate(len(hidden)) +
+			"; to expose the rest, create a view without " + them(len(hidden)) + " and add it here"
+	case len(keys) > 0:
+		e.LeftOut = joinAnd(keys) + lookPrivate(len(keys)) + ", and every read of the table carries its key, " +
+			"so a policy cannot hide it; to expose the rest, create a view without it and add it here"
+	}
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func lookPrivate(n int) string {
+	if n == 1 {
+		return " looks private"
+	}
+	return " look private"
 }
 
 // meaning seeds a readable column's meaning from its name, declared type,

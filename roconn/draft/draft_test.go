@@ -64,11 +64,32 @@ func TestAdversarialSchema(t *testing.T) {
 	}
 	text, doc := draftFile(t, path)
 
-	hidden := map[string]bool{}
+	hidden := map[string]bool{} // unreadable under the draft
+	judged := map[string]bool{} // what the draft judged private: its values must not appear
 	seen := map[string]bool{}
+	// An object the draft leaves out is read by nobody: its columns count
+	// as hidden, the harmless ones as wrongly hidden. Its comment lists the
+	// columns that look private, each on a line of its own.
+	leftOut := ""
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  # left out: "); ok {
+			leftOut, _, _ = strings.Cut(rest, ":")
+			for col := range truth {
+				if strings.HasPrefix(col, leftOut+".") {
+					hidden[col], seen[col] = true, true
+				}
+			}
+		} else if rest, ok := strings.CutPrefix(line, "  #   "); ok && leftOut != "" {
+			col, _, _ := strings.Cut(rest, ":")
+			judged[leftOut+"."+col] = true
+		} else {
+			leftOut = ""
+		}
+	}
 	for table, e := range doc.Expose {
 		for _, c := range e.Hide {
 			hidden[table+"."+c] = true
+			judged[table+"."+c] = true
 			seen[table+"."+c] = true
 		}
 		for c := range e.Columns {
@@ -109,7 +130,7 @@ func TestAdversarialSchema(t *testing.T) {
 	if precision < 0.85 {
 		t.Errorf("precision %.3f, want at least 0.85", precision)
 	}
-	noHiddenValues(t, path, hidden, text)
+	noHiddenValues(t, path, judged, text)
 }
 
 // noHiddenValues checks that no value of a hidden column, of six characters

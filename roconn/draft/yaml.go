@@ -20,12 +20,18 @@ import (
 //	    hide:
 //	      - Email  # an e-mail address: by its name; 59 of 59 sampled values are e-mail addresses
 //
-// An entry that hides nothing has no hide key. Comments carry the reasons
-// and notes; no sampled value of a hidden column appears anywhere.
+// An entry that hides nothing has no hide key. An entry that is left out
+// (Entry.LeftOut) is written after the others as comments: its name, why,
+// and its columns that look private with their reasons. Comments carry the
+// reasons and notes; no sampled value of a hidden column appears anywhere.
 func (d *Draft) WriteYAML(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	var tables, views, cols, hidden, free int
+	var tables, views, cols, hidden, free, left int
 	for _, e := range d.Entries {
+		if e.LeftOut != "" {
+			left++
+			continue
+		}
 		if e.View {
 			views++
 		} else {
@@ -50,6 +56,9 @@ func (d *Draft) WriteYAML(w io.Writer) error {
 	if free > 0 {
 		fmt.Fprintf(bw, "; %d free-text columns marked", free)
 	}
+	if left > 0 {
+		fmt.Fprintf(bw, "; %d left out, at the end, because a policy could not hide what looks private in them", left)
+	}
 	bw.WriteString(".\n")
 	bw.WriteString(`#
 # Review it before you serve with it:
@@ -62,6 +71,9 @@ func (d *Draft) WriteYAML(w io.Writer) error {
 expose:
 `)
 	for _, e := range d.Entries {
+		if e.LeftOut != "" {
+			continue
+		}
 		fmt.Fprintf(bw, "  %s:\n", scalar(e.Name))
 		for _, n := range e.Notes {
 			fmt.Fprintf(bw, "    # %s\n", oneLine(n))
@@ -100,8 +112,19 @@ expose:
 			}
 		}
 	}
+	for _, e := range d.Entries {
+		if e.LeftOut == "" {
+			continue
+		}
+		fmt.Fprintf(bw, "  # left out: %s: %s.\n", oneLine(e.Name), oneLine(e.LeftOut))
+		for _, c := range e.Columns {
+			if c.Hidden {
+				fmt.Fprintf(bw, "  #   %s: %s\n", oneLine(c.Column), oneLine(c.Reason))
+			}
+		}
+	}
 	for _, sk := range d.Skipped {
-		fmt.Fprintf(bw, "# left out: %s cannot be read (%s)\n", oneLine(sk.Name), oneLine(sk.Why))
+		fmt.Fprintf(bw, "# left out: %s: %s\n", oneLine(sk.Name), oneLine(sk.Why))
 	}
 	bw.WriteString(`# rules:
 #   - Sales means ...
