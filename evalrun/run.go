@@ -64,6 +64,12 @@ const (
 	Error Outcome = "ERROR" // it could not be judged: the agent or the reference query failed
 )
 
+// DefaultScoreRows is the scoring bound `sqlbot eval` uses when
+// SQLBOT_SCORE_ROWS is unset: the most rows of one result that scoring
+// reads (Options.Score), whatever an answer shows. The result byte cap
+// bounds it too.
+const DefaultScoreRows = 10_000
+
 // Options tune a Run. The zero value runs every question, one at a time,
 // without progress lines.
 type Options struct {
