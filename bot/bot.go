@@ -1,6 +1,8 @@
 // Package bot is sqlbot's Slack app: it takes questions from mentions, direct
 // messages and a slash command over Socket Mode, asks an Answerer, and posts
-// the answer with the SQL that produced it.
+// the answer with the SQL that produced it; a result that is a time series or
+// a breakdown by category also gets a PNG chart in the thread, drawn in Go by
+// package bot/chart from the values alone (no code the model wrote is run).
 //
 // Safety contract: the bot only reads and posts. A reply goes only to the
 // conversation the question came from (a DM's answer never leaves the DM).

@@ -111,7 +111,9 @@ func TestManifestCoversCalls(t *testing.T) {
 	}
 	h.waitMessages(2)
 	h.waitEphemeral(1)
-	if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 2 && len(h.s.Reactions()) == 4 }); err != nil {
+	if err := h.s.Wait(h.ctx(), func() bool {
+		return len(filesNamed(h.s, ".csv")) == 2 && len(filesNamed(h.s, ".png")) == 2 && len(h.s.Reactions()) == 4
+	}); err != nil {
 		t.Fatal(err)
 	}
 	h.stop()

@@ -63,6 +63,10 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		b.mem.add(q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL)
 	}
 	d := b.deliver(s.base, q, res, r, attrs)
+	chartDone := "none"
+	if d.err == nil && d.form != "failure" {
+		chartDone = b.attachChart(s.base, q, res, d.ts, attrs)
+	}
 
 	attrs = append(attrs,
 		slog.String("outcome", string(outcome)),
@@ -70,6 +74,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		slog.Duration("elapsed", elapsed),
 		slog.String("reply", d.form),
 		slog.String("csv", d.csv),
+		slog.String("chart", chartDone),
 		slog.String("reply_ts", d.ts),
 	)
 	if res != nil {

@@ -242,6 +242,9 @@ type File struct {
 	// SnippetType is the snippet_type given to files.getUploadURLExternal;
 	// empty for a plain file.
 	SnippetType string
+	// AltTxt is the alt_txt given to files.getUploadURLExternal: an image's
+	// description for screen readers.
+	AltTxt string
 }
 
 // A Call is one request to a Web API method (a path under URL), whatever its

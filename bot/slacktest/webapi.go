@@ -681,6 +681,7 @@ func (s *Server) usersInfo(form url.Values) (map[string]any, *apiError) {
 type upload struct {
 	id, name  string
 	snippet   string
+	altTxt    string
 	length    int
 	content   []byte
 	uploaded  bool
@@ -723,7 +724,7 @@ func (s *Server) filesGetUploadURLExternal(form url.Values) (map[string]any, *ap
 	}
 	ticket := newUUID()
 	s.mu.Lock()
-	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, snippet: snippet, length: n}
+	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, snippet: snippet, length: n, altTxt: form.Get("alt_txt")}
 	s.uploads[u.id] = u
 	s.uploadTickets[ticket] = u
 	s.mu.Unlock()
@@ -831,7 +832,7 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 			title = u.name
 		}
 		s.files = append(s.files, File{ID: u.id, Name: u.name, Title: title, Content: u.content,
-			Channel: channel, ThreadTS: thread, InitialComment: comment, SnippetType: u.snippet})
+			Channel: channel, ThreadTS: thread, InitialComment: comment, SnippetType: u.snippet, AltTxt: u.altTxt})
 		out = append(out, map[string]any{"id": u.id, "title": title})
 		shared = append(shared, map[string]any{"id": u.id, "name": u.name, "title": title, "size": len(u.content)})
 	}
