@@ -307,6 +307,9 @@ type Server struct {
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
 	holds         map[string][]*Hold   // by method
+
+	assistantCalls []AssistantCall
+	statuses       map[msgKey]string // an assistant thread's status, until cleared
 }
 
 type reactionKey struct{ channel, ts, name string }
@@ -350,6 +353,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		history:       make(map[string][]*stored),
 		stored:        make(map[msgKey]*stored),
 		replies:       make(map[msgKey]int),
+		statuses:      make(map[msgKey]string),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
 		holds:         make(map[string][]*Hold),
