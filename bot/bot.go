@@ -127,6 +127,12 @@ type Config struct {
 	// GuardRefusals reports the guard's refusals since start by rule name
 	// (guard.Guard.Refusals), for sqlbot_guard_refusals_total{rule}. Nil: none.
 	GuardRefusals func() map[string]int64
+
+	// Prompts returns questions to offer as suggested prompts when someone
+	// opens a new assistant thread: questions the bot answers from what it
+	// has recorded or verified, best first; the first four are offered. Nil
+	// (or none): no prompts.
+	Prompts func(context.Context) []string
 }
 
 // A Table is one table or view that questions can be about, as listed by

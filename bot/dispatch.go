@@ -127,7 +127,10 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		q, ok = fromMention(ev, eventID, b.self)
 	case *slackevents.MessageEvent:
 		q, ok = fromDM(ev, eventID, b.self)
-	default:
+	case *slackevents.AssistantThreadStartedEvent:
+		b.onAssistantStarted(s, ev.AssistantThread)
+		return
+	default: // assistant_thread_context_changed among them: the bot reads no channel
 		ok = false
 	}
 	if !ok {

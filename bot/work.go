@@ -28,6 +28,8 @@ var errAnswerTimeout = errors.New("bot: answer timeout")
 func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	done := b.goWorking(s, q)
 	defer done()
+	assisted := b.goAssistant(s, q)
+	defer assisted()
 
 	attrs := logAttrs(q)
 	queuedAt := time.Now()

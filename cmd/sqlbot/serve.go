@@ -54,6 +54,8 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	var rep bot.Reporter // nil: the bot says evaluation is not set up, and how to
 	if set != nil {
 		rep = a.reporter(db, set, providers != nil)
+		prompts := recordedQuestions(set)
+		cfg.Prompts = func(context.Context) []string { return prompts }
 	}
 	b, err := bot.New(cfg, ag, rep, a.log)
 	if err != nil {
@@ -141,4 +143,17 @@ func (a *app) manifest(_ context.Context, args []string) error {
 	}
 	_, err = a.stdout.Write(m)
 	return err
+}
+
+// recordedQuestions are the answerable questions of set, in its order: the
+// questions the bot answers from their recorded SQL even with no model, which
+// it offers as suggested prompts in Slack's assistant view.
+func recordedQuestions(set *evalrun.Set) []string {
+	var out []string
+	for _, q := range set.Questions {
+		if q.Kind == evalrun.Answerable {
+			out = append(out, q.Question)
+		}
+	}
+	return out
 }
