@@ -2,15 +2,14 @@ package agent_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"sqlbot/agent"
+	"sqlbot/agent/agenttest"
 	"sqlbot/guard"
 	"sqlbot/roconn"
 )
@@ -98,25 +97,7 @@ expose:
 
 func town(t testing.TB) *roconn.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "town.db")
-	rw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rw.Exec(townSQL); err != nil {
-		t.Fatal(err)
-	}
-	rw.Close()
-	p, err := roconn.ParsePolicy([]byte(townPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return agenttest.OpenWith(t, townSQL, []byte(townPolicy), roconn.Limits{}).DB
 }
 
 func TestGroundingTools(t *testing.T) {
