@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"sqlbot/guard"
@@ -40,6 +41,9 @@ const (
 	groundScan = 10000
 	// groundChecks bounds the comparisons checked per statement.
 	groundChecks = 4
+	// groundTime bounds the time of all the lookups for one statement; a
+	// lookup cut short gives no hint.
+	groundTime = time.Second
 )
 
 // A comparison is one column compared to string literals in a statement.
@@ -52,14 +56,17 @@ type comparison struct {
 // ground returns hints for the string literals that sql compares to a
 // column (=, ==, !=, <>, IN, NOT IN, LIKE and NOT LIKE without wildcards)
 // when the column does not hold them. It reads the values through t's
-// checked path (the guard, then roconn's policy); a lookup that is refused
-// or fails gives no hint. Numeric literals are not checked.
+// checked path (the guard, then roconn's policy), at most groundChecks
+// comparisons within groundTime in all; a lookup that is refused, fails or
+// is cut short gives no hint. Numeric literals are not checked.
 func (t *Tools) ground(ctx context.Context, sql string) []ValueHint {
 	toks := guard.Tokens(sql)
 	scope := t.scope(toks)
 	if len(scope) == 0 {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, groundTime)
+	defer cancel()
 	var hints []ValueHint
 	checked := 0
 	for _, c := range comparisons(toks) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -222,5 +224,35 @@ func BenchmarkGrounding(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// On Chinook (every table readable): a country written the way people say
+// it, and an artist misspelt, are answered with the real values.
+func TestGroundingChinook(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "data", "chinook", "chinook.sqlite")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("Chinook is not present:", err)
+	}
+	db, err := roconn.Open(t.Context(), path, nil, roconn.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tools := agent.NewTools(db, guard.New(200), nil)
+	for _, tt := range []struct{ sql, column, first string }{
+		{"SELECT count(*) FROM Customer WHERE Country = 'US'", "Customer.Country", "USA"},
+		{"SELECT count(*) FROM Album al JOIN Artist ar ON ar.ArtistId = al.ArtistId WHERE ar.Name = 'AC/CD'", "Artist.Name", "AC/DC"},
+		{"SELECT count(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name = 'HipHop'", "Genre.Name", "Hip Hop/Rap"},
+	} {
+		run, err := tools.RunSQL(t.Context(), tt.sql)
+		if err != nil || len(run.Hints) != 1 {
+			t.Errorf("RunSQL(%q): %+v, %v", tt.sql, run.Hints, err)
+			continue
+		}
+		h := run.Hints[0]
+		if h.Column != tt.column || !slices.Contains(h.Known, tt.first) || !h.All && h.Known[0] != tt.first {
+			t.Errorf("RunSQL(%q) hint %+v, want %s offering %q", tt.sql, h, tt.column, tt.first)
+		}
 	}
 }
