@@ -17,31 +17,15 @@ const chartFileName = "sqlbot-chart.png"
 // chartFailedText says in a thread that a chart could not be attached.
 const chartFailedText = ":warning: I couldn't attach the chart of these rows; the reply above has them."
 
-// chartFor returns the chart of an answer's result, drawn in Go from its
-// values (package chart: no code the model wrote is run), or nil when the
-// result gets none: an answer that is not Answered, rows cut at the row cap
-// (a chart of the first rows would mislead), and any result chart.Plan
-// declines (one row, more than chart.MaxPoints, not one label column and
-// one or two number columns). alt describes it for people who cannot see it.
-func chartFor(res *agent.Result) (png []byte, alt string, err error) {
-	if res == nil || res.Outcome != agent.Answered || res.Truncated {
-		return nil, "", nil
-	}
-	spec, why := chart.Plan(res.Columns, res.Rows, res.Question)
-	if why != chart.OK {
-		return nil, "", nil
-	}
-	png, err = chart.Render(spec)
-	return png, spec.Describe(), err
-}
-
-// attachChart uploads the chart of res, if it gets one, into the thread of
+// attachChart uploads the chart of res, if it gets one (chart.ForAnswer:
+// drawn in Go from the values alone, no code the model wrote is run), into
+// the thread of
 // the reply to q (posted as ts), after the reply and its CSV. A chart that
 // cannot be drawn is only logged (the reply is whole without it); one that
 // cannot be uploaded is said in one line in the thread. It returns what
 // became of it, for the log: "none", "attached" or "failed".
 func (b *Bot) attachChart(ctx context.Context, q question, res *agent.Result, ts string, attrs []slog.Attr) string {
-	png, alt, err := chartFor(res)
+	png, alt, err := chart.ForAnswer(res)
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelError, "bot: drawing the chart failed", append(attrs, slog.Any("err", err))...)
 		return "failed"
