@@ -212,7 +212,8 @@ func comparisons(toks []guard.Token) []comparison {
 			if like && strings.ContainsAny(v, "%_") {
 				continue
 			}
-			if c, ok := colAt(before(toks, i)); ok && (j+1 >= len(toks) || !strings.EqualFold(toks[j+1].Text, "escape")) {
+			// An ESCAPE or COLLATE clause changes what matches: not checked.
+			if c, ok := colAt(before(toks, i)); ok && (j+1 >= len(toks) || !strings.EqualFold(toks[j+1].Text, "escape") && !strings.EqualFold(toks[j+1].Text, "collate")) {
 				c.values, c.like = []string{v}, like
 				out = append(out, c)
 			}

@@ -121,6 +121,7 @@ func TestGroundingTools(t *testing.T) {
 		{"SELECT count(*) FROM people WHERE country LIKE 'usa'", nil},
 		{"SELECT count(*) FROM people WHERE country LIKE 'US%'", nil},
 		{"SELECT count(*) FROM people WHERE id = '5'", nil},
+		{"SELECT count(*) FROM people WHERE country = 'usa' COLLATE NOCASE", nil},
 		// Through a view: only what the view shows; the board is not a value of dept_pay.dept.
 		{"SELECT pay FROM dept_pay WHERE dept = 'Sales'", []agent.ValueHint{{Column: "dept_pay.dept", Value: "Sales", Known: []string{"sales", "support"}, All: true}}},
 		{"SELECT pay FROM dept_pay WHERE dept = 'boardroom'", []agent.ValueHint{{Column: "dept_pay.dept", Value: "boardroom", Known: []string{"sales", "support"}, All: true}}},

@@ -275,8 +275,13 @@ func (r *Report) NotPassing() []QuestionResult {
 
 // Why returns the question's Reason as people may read it. An Error's
 // Reason holds raw error text (paths, hosts, a provider's message), which
-// stays in the JSON report and the log: Why gives a fixed sentence instead.
+// stays in the JSON report and the log: Why gives a fixed sentence instead,
+// except for a reference longer than the scoring bound, whose Reason is a
+// count of rows.
 func (q QuestionResult) Why() string {
+	if q.Outcome == Error && q.Unscored == UnscoredRows {
+		return q.Reason // a count of rows, no error text
+	}
 	if q.Outcome == Error {
 		return "it could not be run; the reason is in the log and in the JSON report"
 	}

@@ -172,6 +172,9 @@ func TestRunScoresWholeResults(t *testing.T) {
 		if q.ID != "small" && q.Unscored != evalrun.UnscoredRows {
 			t.Errorf("%s: unscored %q, want %q", q.ID, q.Unscored, evalrun.UnscoredRows)
 		}
+		if q.ID != "small" && !strings.Contains(q.Why(), "more rows than the scoring bound") {
+			t.Errorf("%s: Why() = %q, want it to say the reference is longer than the scoring bound", q.ID, q.Why())
+		}
 	}
 	for _, f := range capped.Figures() {
 		if f.Name == "could not be scored" && f.Value != "3: the reference returns more rows than the scoring bound (3)" {
