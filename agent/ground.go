@@ -50,11 +50,15 @@ const (
 type comparison struct {
 	qualifier, column string // as written, unquoted; qualifier may be empty
 	values            []string
-	like              bool // LIKE without wildcards: compared without ASCII case
+	// op is how the values are compared: "=" (=, ==, !=, <>, IS, IN),
+	// "like" (LIKE without wildcards: without ASCII case) or "glob" (GLOB
+	// without wildcards).
+	op string
 }
 
 // ground returns hints for the string literals that sql compares to a
-// column (=, ==, !=, <>, IN, NOT IN, LIKE and NOT LIKE without wildcards)
+// column (=, ==, !=, <>, IS, IS NOT, IN, NOT IN, and LIKE, NOT LIKE, GLOB
+// and NOT GLOB without wildcards)
 // when the column does not hold them. It reads the values through t's
 // checked path (the guard, then roconn's policy), at most groundChecks
 // comparisons within groundTime in all; a lookup that is refused, fails or
@@ -205,22 +209,22 @@ func comparisons(toks []guard.Token) []comparison {
 			}
 			continue
 		}
-		like := op == "like"
+		pattern := op == "like" || op == "glob"
 		// column op 'literal'
 		if j < len(toks) && toks[j].Kind == guard.TokenString {
 			v := stringValue(toks[j].Text)
-			if like && strings.ContainsAny(v, "%_") {
+			if op == "like" && strings.ContainsAny(v, "%_") || op == "glob" && strings.ContainsAny(v, "*?[") {
 				continue
 			}
 			// An ESCAPE or COLLATE clause changes what matches: not checked.
 			if c, ok := colAt(before(toks, i)); ok && (j+1 >= len(toks) || !strings.EqualFold(toks[j+1].Text, "escape") && !strings.EqualFold(toks[j+1].Text, "collate")) {
-				c.values, c.like = []string{v}, like
+				c.values, c.op = []string{v}, op
 				out = append(out, c)
 			}
 			continue
 		}
 		// 'literal' = column
-		if !like {
+		if !pattern {
 			if b := before(toks, i); b >= 0 && toks[b].Kind == guard.TokenString {
 				if c, ok := colFrom(j); ok {
 					c.values = []string{stringValue(toks[b].Text)}
@@ -242,7 +246,8 @@ func before(toks []guard.Token, i int) int {
 }
 
 // operator reports the comparison operator that starts at toks[i] ("=",
-// "!=", "in", "like") and how many tokens it spans, or 0.
+// "in", "like", "glob"; "=" for every other equality or inequality) and how
+// many tokens it spans, or 0.
 func operator(toks []guard.Token, i int) (string, int) {
 	t := toks[i]
 	adjacent := func(k int) bool { return k < len(toks) && toks[k].Start == toks[k-1].End }
@@ -265,12 +270,17 @@ func operator(toks []guard.Token, i int) (string, int) {
 		}
 	case "in":
 		return "in", 1
-	case "like":
-		return "like", 1
+	case "like", "glob":
+		return strings.ToLower(t.Text), 1
+	case "is":
+		if i+1 < len(toks) && strings.EqualFold(toks[i+1].Text, "not") {
+			return "=", 2
+		}
+		return "=", 1
 	case "not":
 		if i+1 < len(toks) {
 			switch strings.ToLower(toks[i+1].Text) {
-			case "in", "like":
+			case "in", "like", "glob":
 				return "", 0 // found at IN or LIKE, with NOT taken as the column below
 			}
 		}
@@ -332,14 +342,17 @@ func (t *Tools) groundColumn(ctx context.Context, obj roconn.Object, col string,
 	all := len(few) <= GroundAllValues
 	var hints []ValueHint
 	for _, v := range c.values {
-		if all && holds(few, v, c.like) {
+		if all && holds(few, v, c.op == "like") {
 			continue
 		}
 		// Ask SQLite itself: the column's collation may match what a plain
 		// comparison here would not.
 		op := " = "
-		if c.like {
+		switch c.op {
+		case "like":
 			op = " LIKE "
+		case "glob":
+			op = " GLOB "
 		}
 		if held, ok := t.exists(ctx, "SELECT 1 FROM "+from+" WHERE "+qc+op+quoteString(v)+" LIMIT 1"); !ok || held {
 			continue

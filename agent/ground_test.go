@@ -122,6 +122,11 @@ func TestGroundingTools(t *testing.T) {
 		{"SELECT count(*) FROM people WHERE country LIKE 'US%'", nil},
 		{"SELECT count(*) FROM people WHERE id = '5'", nil},
 		{"SELECT count(*) FROM people WHERE country = 'usa' COLLATE NOCASE", nil},
+		{"SELECT count(*) FROM people WHERE country GLOB 'USA'", nil},
+		{"SELECT count(*) FROM people WHERE country GLOB 'Mex*'", nil},
+		{"SELECT count(*) FROM people WHERE country GLOB 'usa'", []agent.ValueHint{{Column: "people.country", Value: "usa", Known: []string{"Canada", "Mexico", "USA"}, All: true}}},
+		{"SELECT count(*) FROM people WHERE country IS NOT 'Mexco'", []agent.ValueHint{{Column: "people.country", Value: "Mexco", Known: []string{"Canada", "Mexico", "USA"}, All: true}}},
+		{"SELECT count(*) FROM people WHERE country IS NULL", nil},
 		// Through a view: only what the view shows; the board is not a value of dept_pay.dept.
 		{"SELECT pay FROM dept_pay WHERE dept = 'Sales'", []agent.ValueHint{{Column: "dept_pay.dept", Value: "Sales", Known: []string{"sales", "support"}, All: true}}},
 		{"SELECT pay FROM dept_pay WHERE dept = 'boardroom'", []agent.ValueHint{{Column: "dept_pay.dept", Value: "boardroom", Known: []string{"sales", "support"}, All: true}}},
