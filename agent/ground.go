@@ -98,7 +98,7 @@ func (t *Tools) scope(toks []guard.Token) map[string]roconn.Object {
 		case toks[i].Kind == guard.TokenWord && (w == "from" || w == "join"):
 			inFrom = true
 		case inFrom && toks[i].Text == ",":
-		case toks[i].Kind == guard.TokenWord && clauseEnd[w]:
+		case toks[i].Kind == guard.TokenWord && clauseEnd(w):
 			inFrom = false
 			continue
 		default:
@@ -121,7 +121,7 @@ func (t *Tools) scope(toks []guard.Token) map[string]roconn.Object {
 		if k < len(toks) && strings.EqualFold(toks[k].Text, "as") {
 			k++
 		}
-		if k < len(toks) && isName(toks[k]) && !notAlias[strings.ToLower(toks[k].Text)] {
+		if k < len(toks) && isName(toks[k]) && !notAlias(strings.ToLower(toks[k].Text)) {
 			scope[strings.ToLower(unquote(toks[k].Text))] = o
 		}
 		i = j
@@ -129,15 +129,25 @@ func (t *Tools) scope(toks []guard.Token) map[string]roconn.Object {
 	return scope
 }
 
-// clauseEnd are the words that end a FROM list.
-var clauseEnd = map[string]bool{"where": true, "group": true, "order": true, "limit": true, "having": true,
-	"window": true, "union": true, "except": true, "intersect": true, "on": true, "using": true, "select": true}
+// clauseEnd reports whether w (lower case) ends a FROM list.
+func clauseEnd(w string) bool {
+	switch w {
+	case "where", "group", "order", "limit", "having", "window", "union", "except", "intersect", "on", "using", "select":
+		return true
+	}
+	return false
+}
 
-// notAlias are the words that may follow a table's name without being its alias.
-var notAlias = map[string]bool{"where": true, "join": true, "left": true, "right": true, "full": true, "inner": true,
-	"outer": true, "cross": true, "natural": true, "on": true, "using": true, "group": true, "order": true,
-	"limit": true, "having": true, "window": true, "union": true, "except": true, "intersect": true, "indexed": true,
-	"not": true}
+// notAlias reports whether w (lower case) may follow a table's name without
+// being its alias.
+func notAlias(w string) bool {
+	switch w {
+	case "where", "join", "left", "right", "full", "inner", "outer", "cross", "natural", "on", "using", "group",
+		"order", "limit", "having", "window", "union", "except", "intersect", "indexed", "not":
+		return true
+	}
+	return false
+}
 
 func isName(t guard.Token) bool { return t.Kind == guard.TokenWord || t.Kind == guard.TokenQuoted }
 
@@ -162,7 +172,7 @@ func comparisons(toks []guard.Token) []comparison {
 	var out []comparison
 	// colAt reads a column reference ending at toks[i]: name or q.name.
 	colAt := func(i int) (comparison, bool) {
-		if i < 0 || !isName(toks[i]) || toks[i].Kind == guard.TokenWord && sqlWord[strings.ToLower(toks[i].Text)] {
+		if i < 0 || !isName(toks[i]) || toks[i].Kind == guard.TokenWord && sqlWord(strings.ToLower(toks[i].Text)) {
 			return comparison{}, false
 		}
 		c := comparison{column: unquote(toks[i].Text)}
@@ -288,10 +298,15 @@ func operator(toks []guard.Token, i int) (string, int) {
 	return "", 0
 }
 
-// sqlWord are keywords that can stand where a column would, before an
-// operator: never a column here.
-var sqlWord = map[string]bool{"not": true, "null": true, "and": true, "or": true, "where": true, "on": true,
-	"when": true, "then": true, "else": true, "case": true, "select": true, "having": true, "end": true}
+// sqlWord reports whether w (lower case) is a keyword that can stand where a
+// column would, before an operator: never a column here.
+func sqlWord(w string) bool {
+	switch w {
+	case "not", "null", "and", "or", "where", "on", "when", "then", "else", "case", "select", "having", "end":
+		return true
+	}
+	return false
+}
 
 // resolve finds the exposed object and column a comparison names: through
 // its qualifier, else the one object in scope with such a column. A column
