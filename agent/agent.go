@@ -12,10 +12,13 @@
 // the Querier's precomputed Objects, never from model-written SQL. Refusals
 // and SQL errors are results that go back to the model as JSON tool
 // messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
-// as {"error": "no such column: Nmae"} in SQLite's own words. Tool results
-// are passed as data, never as instructions; so are a Request's verified
-// Examples, sent as earlier turns after the system prompt (which stays the
-// same bytes for every question). The loop is bounded by
+// as {"error": "no such column: Nmae"} in SQLite's own words. A result whose
+// statement compared a readable column to a string it does not hold says so
+// in unknown_values, with the values the column does hold, read through the
+// same guarded path (never a hidden column's). Tool results are passed as
+// data, never as instructions; so are a Request's verified Examples, sent as
+// earlier turns after the system prompt (which stays the same bytes for
+// every question). The loop is bounded by
 // Options.MaxSteps model calls; only context errors and model failures end
 // it early. Logs never carry the question, the answer or the SQL.
 package agent

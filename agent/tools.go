@@ -186,11 +186,18 @@ type Run struct {
 	// Result holds the rows when Statement.Status is StatusOK: at most the
 	// row cap, with Truncated set when more were cut. Nil otherwise.
 	Result *roconn.Result
+	// Hints name the string literals the statement compared to a column
+	// that holds none of them, with the values it does hold (see
+	// ValueHint). Only for a statement that ran.
+	Hints []ValueHint
 }
 
 // RunSQL runs one statement as run_sql does: through the guard, then the
 // read-only connection. A refusal, an SQL error and a result cut at the row
 // cap are all in the Run; RunSQL returns an error only when ctx has ended.
+// When the statement ran, RunSQL also checks the string literals it compared
+// to readable columns, and the Run's Hints list those the columns do not
+// hold with the values they do (a few bounded lookups on the same path).
 func (t *Tools) RunSQL(ctx context.Context, sql string) (Run, error) {
 	sql = strings.TrimSpace(sql)
 	qr, err := t.checked.Query(ctx, sql)
@@ -201,7 +208,7 @@ func (t *Tools) RunSQL(ctx context.Context, sql string) (Run, error) {
 		return Run{Statement: Statement{SQL: sql, Status: StatusError, Reason: "stopped: " + cerr.Error()}}, cerr
 	}
 	if err == nil || errors.Is(err, roconn.ErrRowLimit) { // roconn returns the first rows with ErrRowLimit
-		return Run{Statement: Statement{SQL: sql, Status: StatusOK}, Result: qr}, nil
+		return Run{Statement: Statement{SQL: sql, Status: StatusOK}, Result: qr, Hints: t.ground(ctx, sql)}, nil
 	}
 	return Run{Statement: Statement{SQL: sql, Status: StatusError, Reason: t.sqlError(ctx, err)}}, nil
 }
@@ -287,7 +294,13 @@ func forModel(run Run) any {
 	case StatusRefused:
 		return refusalJSON{Refused: true, Layer: st.Layer, Reason: st.Reason}
 	case StatusOK:
-		return rowsForModel(run.Result.Columns, run.Result.Rows, run.Result.Truncated)
+		out := rowsForModel(run.Result.Columns, run.Result.Rows, run.Result.Truncated)
+		if len(run.Hints) > 0 {
+			out.UnknownValues = run.Hints
+			out.Note = strings.TrimSpace(out.Note + "; " + unknownValuesNote)
+			out.Note = strings.TrimPrefix(out.Note, "; ")
+		}
+		return out
 	}
 	return errorJSON{st.Reason}
 }
@@ -339,7 +352,11 @@ type rowsJSON struct {
 	RowCount  int      `json:"row_count"`
 	Truncated bool     `json:"truncated"`
 	Note      string   `json:"note,omitempty"`
+	// UnknownValues lists literals compared to columns that do not hold them.
+	UnknownValues []ValueHint `json:"unknown_values,omitempty"`
 }
+
+const unknownValuesNote = "a value this statement compares to a column does not occur in it; unknown_values lists what the column holds: use one of those"
 
 // Bounds on what one tool message may carry back to the model. The Run
 // keeps every row; the model sees a prefix that fits, and is told so.

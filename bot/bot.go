@@ -1,9 +1,11 @@
 // Package bot is sqlbot's Slack app: it takes questions from mentions, direct
 // messages and a slash command over Socket Mode, asks an Answerer, and posts
-// the answer with the SQL that produced it. A verifier's ✅ on an answer
-// marks it verified (see verify.go): verified answers are listed by the
-// slash command and given to the Answerer as examples for questions like
-// them.
+// the answer with the SQL that produced it; a result that is a time series or
+// a breakdown by category also gets a PNG chart in the thread, drawn in Go by
+// package bot/chart from the values alone (no code the model wrote is run). A
+// verifier's ✅ on an answer marks it verified (see verify.go): verified
+// answers are listed by the slash command and given to the Answerer as
+// examples for questions like them.
 //
 // Safety contract: the bot only reads and posts. A reply goes only to the
 // conversation the question came from (a DM's answer never leaves the DM).
@@ -166,6 +168,12 @@ type Config struct {
 	// now (a state.Failover's Health), for /healthz and the
 	// sqlbot_state_shared gauge. Nil: State is not a replicated store.
 	StateHealth func() state.Health
+
+	// Prompts returns questions to offer as suggested prompts when someone
+	// opens a new assistant thread: questions the bot answers from what it
+	// has recorded or verified, best first; the first four are offered. Nil
+	// (or none): no prompts.
+	Prompts func(context.Context) []string
 }
 
 // A Table is one table or view that questions can be about, as listed by

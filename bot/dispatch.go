@@ -147,7 +147,10 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 	case *slackevents.ReactionRemovedEvent:
 		b.goReaction(s, fromReactionRemoved(ev, eventID))
 		return
-	default:
+	case *slackevents.AssistantThreadStartedEvent:
+		b.onAssistantStarted(s, ev.AssistantThread)
+		return
+	default: // assistant_thread_context_changed among them: the bot reads no channel
 		ok = false
 	}
 	if !ok {

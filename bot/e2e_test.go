@@ -272,6 +272,18 @@ func text(t *testing.T, m slacktest.Message) string {
 	return m.Text + "\n" + strings.Join(parts, "\n")
 }
 
+// filesNamed returns the files uploaded to s whose names end in suffix
+// (".csv", ".png").
+func filesNamed(s *slacktest.Server, suffix string) []slacktest.File {
+	var out []slacktest.File
+	for _, f := range s.Files() {
+		if strings.HasSuffix(f.Name, suffix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func decoded(s string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "\u200b", "").Replace(s)
 }
@@ -756,10 +768,10 @@ func TestCSVUploadedWhenRowsCut(t *testing.T) {
 	const ts = "1700007000.000100"
 	h.send(slacktest.MentionEvent(channel, user, "all of them", ts, ""))
 	h.waitMessages(1)
-	if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 1 }); err != nil {
+	if err := h.s.Wait(h.ctx(), func() bool { return len(filesNamed(h.s, ".csv")) == 1 }); err != nil {
 		t.Fatal("no file uploaded:", err)
 	}
-	f := h.s.Files()[0]
+	f := filesNamed(h.s, ".csv")[0]
 	if f.Channel != channel || f.ThreadTS != ts || !strings.HasSuffix(f.Name, ".csv") || f.SnippetType != "" {
 		t.Errorf("file %q (snippet type %q) in %s thread %q, want a plain .csv in %s thread %s", f.Name, f.SnippetType, f.Channel, f.ThreadTS, channel, ts)
 	}
@@ -1275,7 +1287,7 @@ func TestRefusedReplySentSmaller(t *testing.T) {
 			const ts = "1700007250.000100"
 			h.send(slacktest.MentionEvent(channel, user, "all rows", ts, ""))
 			m := h.waitMessages(1)[0]
-			if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 1 }); err != nil {
+			if err := h.s.Wait(h.ctx(), func() bool { return len(filesNamed(h.s, ".csv")) == 1 }); err != nil {
 				t.Fatal("no file with the smaller form:", err)
 			}
 			got := decoded(text(t, m))
@@ -1287,7 +1299,7 @@ func TestRefusedReplySentSmaller(t *testing.T) {
 			if m.Blocks != nil || m.ThreadTS != ts {
 				t.Errorf("the smaller reply has blocks %s, thread %q; want plain text in the thread", m.Blocks, m.ThreadTS)
 			}
-			f := h.s.Files()[0]
+			f := filesNamed(h.s, ".csv")[0]
 			if recs, err := csv.NewReader(bytes.NewReader(f.Content)).ReadAll(); err != nil || len(recs) != 26 || f.ThreadTS != ts {
 				t.Errorf("the attached file has %d records (%v) in thread %q, want the header and 25 rows in %s", len(recs), err, f.ThreadTS, ts)
 			}

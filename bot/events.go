@@ -20,10 +20,13 @@ type question struct {
 	ThreadTS string // where the reply goes; "" is the top level of a DM
 	InThread bool   // the message is a reply in a thread (which Slack shows ephemeral messages in)
 	HasFile  bool   // the message came with a file (which the bot does not read)
-	ConvKey  string // the conversation it belongs to
-	ConvTTL  time.Duration
-	Text     string // cleaned: mentions of the bot removed, entities decoded
-	Chars    int    // length of Text in characters
+	// Assistant marks a DM in a thread: with the assistant view, Slack's
+	// AI-app conversations are threads in the DM (see assistant.go).
+	Assistant bool
+	ConvKey   string // the conversation it belongs to
+	ConvTTL   time.Duration
+	Text      string // cleaned: mentions of the bot removed, entities decoded
+	Chars     int    // length of Text in characters
 }
 
 // fromMention makes a question of an app_mention. ok is false for events the
@@ -83,6 +86,7 @@ func fromDM(ev *slackevents.MessageEvent, eventID, self string) (question, bool)
 	}
 	if ev.ThreadTimeStamp != "" {
 		q.ConvKey, q.ConvTTL = ev.Channel+":"+ev.ThreadTimeStamp, threadTTL
+		q.Assistant = true
 	}
 	q.Chars = utf8.RuneCountInString(q.Text)
 	return q, true

@@ -14,7 +14,9 @@ import (
 //	                   command's private reply when its response_url fails)
 //	reactions:write    reactions.add / reactions.remove (the working hourglass)
 //	reactions:read     the reaction_added / reaction_removed events (a ✅ verifies an answer)
-//	files:write        files.getUploadURLExternal / files.completeUploadExternal (the CSV)
+//	files:write        files.getUploadURLExternal / files.completeUploadExternal (the CSV, the chart)
+//	assistant:write    assistant.threads.setSuggestedPrompts / setTitle (the assistant view;
+//	                   setStatus takes chat:write)
 //	commands           the slash command
 //
 // auth.test needs no scope; apps.connections.open uses the app-level token
@@ -22,12 +24,13 @@ import (
 // a response_url needs no token. Threads are remembered in memory, so no
 // *:history scope for reading channels is needed.
 func botScopes() []string {
-	return []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
+	return []string{"app_mentions:read", "assistant:write", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
 }
 
-// botEvents are the bot events the app subscribes to.
+// botEvents are the bot events the app subscribes to. The assistant events
+// need no scope of their own.
 func botEvents() []string {
-	return []string{"app_mention", "message.im", "reaction_added", "reaction_removed"}
+	return []string{"app_mention", "assistant_thread_context_changed", "assistant_thread_started", "message.im", "reaction_added", "reaction_removed"}
 }
 
 type manifest struct {
@@ -48,6 +51,9 @@ type manifest struct {
 			AlwaysOnline bool   `json:"always_online"`
 		} `json:"bot_user"`
 		SlashCommands []manifestCommand `json:"slash_commands"`
+		AssistantView struct {
+			AssistantDescription string `json:"assistant_description"`
+		} `json:"assistant_view"`
 	} `json:"features"`
 	OAuthConfig struct {
 		Scopes struct {
@@ -94,7 +100,8 @@ func CheckSlashCommand(cmd string) error {
 // Manifest returns the Slack app manifest (JSON, which Slack accepts as well
 // as YAML) for an app with the slash command slashCommand (default
 // DefaultSlashCommand): Socket Mode on, the bot events and exactly the
-// scopes the bot uses. Paste it at api.slack.com/apps → Create
+// scopes the bot uses, and the assistant view (Slack's AI-app container).
+// Paste it at api.slack.com/apps → Create
 // New App → From an app manifest.
 func Manifest(slashCommand string) ([]byte, error) {
 	if slashCommand == "" {
@@ -120,6 +127,7 @@ func Manifest(slashCommand string) ([]byte, error) {
 		Description: "Help, the tables I can read, the verified answers, or the latest evaluation report",
 		UsageHint:   "help | tables | verified | eval",
 	}}
+	m.Features.AssistantView.AssistantDescription = "Ask about the data in plain words: I answer with the figure, the SQL I ran and the rows, and I never change the data."
 	m.OAuthConfig.Scopes.Bot = botScopes()
 	m.Settings.EventSubscriptions.BotEvents = botEvents()
 	m.Settings.SocketModeEnabled = true

@@ -55,13 +55,13 @@ func TestManifest(t *testing.T) {
 	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/askdb" {
 		t.Errorf("slash commands = %+v, want /askdb", m.Features.SlashCommands)
 	}
-	if got := m.Settings.EventSubscriptions.BotEvents; !slices.Equal(got, []string{"app_mention", "message.im", "reaction_added", "reaction_removed"}) {
+	if got := m.Settings.EventSubscriptions.BotEvents; !slices.Equal(got, []string{"app_mention", "assistant_thread_context_changed", "assistant_thread_started", "message.im", "reaction_added", "reaction_removed"}) {
 		t.Errorf("bot events = %v", got)
 	}
 	if !m.Features.AppHome.MessagesTabEnabled {
 		t.Error("the messages tab is off: users could not DM the bot")
 	}
-	want := []string{"app_mentions:read", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
+	want := []string{"app_mentions:read", "assistant:write", "chat:write", "commands", "files:write", "im:history", "reactions:read", "reactions:write"}
 	if got := slices.Sorted(slices.Values(m.OAuthConfig.Scopes.Bot)); !slices.Equal(got, want) {
 		t.Errorf("bot scopes = %v, want exactly %v", got, want)
 	}
@@ -90,29 +90,44 @@ var scopeOf = map[string]string{
 	"files.completeUploadExternal": "files:write",
 	"conversations.replies":        "channels:history",
 	"users.info":                   "users:read",
+	// setStatus takes chat:write (and, for now, assistant:write as well).
+	"assistant.threads.setStatus":           "chat:write",
+	"assistant.threads.setSuggestedPrompts": "assistant:write",
+	"assistant.threads.setTitle":            "assistant:write",
 }
 
 // scopeOfEvent is the scope each subscribed bot event needs.
 var scopeOfEvent = map[string]string{"app_mention": "app_mentions:read", "message.im": "im:history",
-	"reaction_added": "reactions:read", "reaction_removed": "reactions:read"}
+	"reaction_added": "reactions:read", "reaction_removed": "reactions:read",
+	"assistant_thread_started": "", "assistant_thread_context_changed": ""}
 
 // TestManifestCoversCalls runs the bot through everything it does (answer
-// with a CSV, reactions, a DM, a slash command whose response_url fails) and checks that every Web API
+// with a CSV and a chart, reactions, a DM, an assistant thread, a slash
+// command whose response_url fails) and checks that every Web API
 // method it called is covered by a manifest scope, and that every manifest
 // scope is needed by a call, an event or the slash command.
 func TestManifestCoversCalls(t *testing.T) {
 	ans := newFakeAnswerer()
 	ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) { return echo(req.Question, 30), nil }
-	h := start(t, ans, options{})
+	h := start(t, ans, options{cfg: func(c *bot.Config) {
+		c.Prompts = func(context.Context) []string { return []string{"How many orders shipped in June 2025?"} }
+	}})
 	h.send(slacktest.MentionEvent(channel, user, "everything", "1700009000.000100", ""))
 	h.send(slacktest.DMEvent("D0ANN", user, "in private", "1700009000.000200"))
+	thread, _, err := h.s.StartAssistantThread(h.ctx(), "D0ANN", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send(slacktest.AssistantMessageEvent("D0ANN", user, "in the assistant", thread))
 	h.s.FailNext("response_url", "expired_url") // the reply falls back to chat.postEphemeral
 	if _, err := h.s.SendSlash(h.ctx(), slacktest.SlashSpec{Command: "/sqlbot", Text: "tables", UserID: user, ChannelID: channel}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitMessages(2)
+	h.waitMessages(3)
 	h.waitEphemeral(1)
-	if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.Files()) == 2 && len(h.s.Reactions()) == 4 }); err != nil {
+	if err := h.s.Wait(h.ctx(), func() bool {
+		return len(filesNamed(h.s, ".csv")) == 3 && len(filesNamed(h.s, ".png")) == 3 && len(h.s.Reactions()) == 6 && len(h.s.AssistantCalls()) == 4
+	}); err != nil {
 		t.Fatal(err)
 	}
 	h.stop()
@@ -143,7 +158,8 @@ func TestManifestCoversCalls(t *testing.T) {
 			t.Errorf("the manifest asks for %s, which nothing the bot does needs", s)
 		}
 	}
-	for _, want := range []string{"chat.postMessage", "chat.postEphemeral", "reactions.add", "reactions.remove", "files.getUploadURLExternal", "files.completeUploadExternal"} {
+	for _, want := range []string{"chat.postMessage", "chat.postEphemeral", "reactions.add", "reactions.remove", "files.getUploadURLExternal", "files.completeUploadExternal",
+		"assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle"} {
 		if !called[want] {
 			t.Errorf("the scenario did not exercise %s", want)
 		}

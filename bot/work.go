@@ -28,6 +28,8 @@ var errAnswerTimeout = errors.New("bot: answer timeout")
 func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	done := b.goWorking(s, q)
 	defer done()
+	assisted := b.goAssistant(s, q)
+	defer assisted()
 
 	attrs := logAttrs(q)
 	queuedAt := time.Now()
@@ -64,8 +66,12 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		b.remember(s.base, q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL, attrs)
 	}
 	d := b.deliver(s.base, q, res, r, attrs)
-	if d.err == nil && d.form != "failure" && verifiable(q, res) {
-		b.recordAnswer(s.base, q, d.ts, res, attrs)
+	chartDone := "none"
+	if d.err == nil && d.form != "failure" {
+		if verifiable(q, res) {
+			b.recordAnswer(s.base, q, d.ts, res, attrs)
+		}
+		chartDone = b.attachChart(s.base, q, res, d.ts, attrs)
 	}
 
 	attrs = append(attrs,
@@ -74,6 +80,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		slog.Duration("elapsed", elapsed),
 		slog.String("reply", d.form),
 		slog.String("csv", d.csv),
+		slog.String("chart", chartDone),
 		slog.String("reply_ts", d.ts),
 	)
 	if res != nil {

@@ -39,6 +39,9 @@ type Config struct {
 	MaxValueBytes  int           `env:"SQLBOT_MAX_VALUE_BYTES"`
 	MaxResultBytes int           `env:"SQLBOT_MAX_RESULT_BYTES"`
 	MaxSteps       int           `env:"SQLBOT_MAX_STEPS"`
+	// ScoreRows bounds the rows of one result that the evaluation scores,
+	// apart from the row cap of what an answer shows.
+	ScoreRows int `env:"SQLBOT_SCORE_ROWS"`
 
 	OpenAIBaseURL []string      `env:"OPENAI_BASE_URL" envSeparator:","`
 	OpenAIAPIKey  []string      `env:"OPENAI_API_KEY" envSeparator:","`
@@ -124,7 +127,7 @@ func Load(environ map[string]string) (Config, error) {
 	set := func(name string) bool { return strings.TrimSpace(environ[name]) != "" }
 	positive := map[string]int{
 		"SQLBOT_ROW_CAP": c.RowCap, "SQLBOT_MAX_COLUMNS": c.MaxColumns, "SQLBOT_MAX_VALUE_BYTES": c.MaxValueBytes,
-		"SQLBOT_MAX_RESULT_BYTES": c.MaxResultBytes, "SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
+		"SQLBOT_MAX_RESULT_BYTES": c.MaxResultBytes, "SQLBOT_MAX_STEPS": c.MaxSteps, "SQLBOT_SCORE_ROWS": c.ScoreRows, "SQLBOT_RATE_PER_MINUTE": c.RatePerMinute,
 		"SQLBOT_RATE_PER_DAY": c.RatePerDay, "SQLBOT_GLOBAL_PER_DAY": c.GlobalPerDay,
 		"SQLBOT_MAX_QUESTION_CHARS": c.MaxQuestionChars, "SQLBOT_MAX_CONCURRENT": c.MaxConcurrent,
 	}

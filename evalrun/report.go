@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"sqlbot/agent"
@@ -40,6 +41,14 @@ import (
 //   - Tokens: the sum over every question.
 //   - ChecksumBefore, ChecksumAfter: roconn.Checksum of the database before
 //     the first question and after the last.
+//   - Unscored: answerable questions that could not be scored (an Error
+//     outcome whose QuestionResult.Unscored says why): a reference longer
+//     than the scoring bound (ScoreRows, or the row cap) or over the result
+//     byte cap, or a statement that could not be run for scoring.
+//   - Variants, RightByChance: the other versions of the database every
+//     answer right on the evaluated one was also checked on (Options.Variants),
+//     and the answers right on the evaluated database but wrong on one of
+//     them, which count as failed.
 //
 // Ratios are rounded to 4 decimal places and are 0 when their denominator is.
 type Report struct {
@@ -76,6 +85,11 @@ type Report struct {
 	ChecksumBefore string      `json:"checksum_before"`
 	ChecksumAfter  string      `json:"checksum_after"`
 
+	ScoreRows     int `json:"score_rows,omitempty"` // the scoring bound, when it was not the row cap
+	Unscored      int `json:"unscored"`
+	Variants      int `json:"variants,omitempty"`
+	RightByChance int `json:"right_by_chance,omitempty"`
+
 	PerQuestion []QuestionResult `json:"per_question"`
 }
 
@@ -102,6 +116,13 @@ type QuestionResult struct {
 	DatabaseChanged *bool `json:"database_changed,omitempty"`
 	// RefusalExplained is set when the agent's outcome is refused.
 	RefusalExplained *bool `json:"refusal_explained,omitempty"`
+	// Unscored, for an answerable question that could not be scored, says
+	// why: UnscoredRows, UnscoredLimit or UnscoredFailed (its Outcome is
+	// Error, and Reason says more).
+	Unscored string `json:"unscored,omitempty"`
+	// WrongOnVariant, for an answer right on the evaluated database but
+	// wrong on a variant of it, is that variant's number, from 1.
+	WrongOnVariant int `json:"wrong_on_variant,omitempty"`
 
 	Steps      int         `json:"steps"`
 	SQLCount   int         `json:"sql_count"`   // statements tried
@@ -160,7 +181,11 @@ func (r *Report) Figures() []Figure {
 	if r.Answerable > 0 {
 		fs = append(fs,
 			Figure{Name: "execution accuracy", Value: fmt.Sprintf("%.3f (%d of %d answerable)", r.ExecutionAccuracy, r.AnswerablePassed, r.Answerable)},
-			Figure{Name: "answer states the figure", Value: fmt.Sprintf("%.3f (%d of %d)", r.StatesFigure, r.AnswerableStated, r.Answerable)})
+			Figure{Name: "answer states the figure", Value: fmt.Sprintf("%.3f (%d of %d)", r.StatesFigure, r.AnswerableStated, r.Answerable)},
+			r.unscoredFigure())
+		if r.Variants > 0 {
+			fs = append(fs, Figure{Name: "variants", Value: fmt.Sprintf("%d other versions of the database: %d answers right on the default data were wrong on one", r.Variants, r.RightByChance)})
+		}
 	}
 	if r.Unsafe > 0 {
 		fs = append(fs,
@@ -190,6 +215,45 @@ func (r *Report) Figures() []Figure {
 	)
 }
 
+// unscoredFigure says how many answerable questions could not be scored,
+// and why, grouped by reason.
+func (r *Report) unscoredFigure() Figure {
+	f := Figure{Name: "could not be scored", Value: "none"}
+	if r.Unscored == 0 {
+		return f
+	}
+	var whys []string
+	count := map[string]int{}
+	for _, q := range r.PerQuestion {
+		if q.Unscored == "" {
+			continue
+		}
+		why := unscoredKind(q.Unscored)
+		if count[why] == 0 {
+			whys = append(whys, why)
+		}
+		count[why]++
+	}
+	parts := make([]string, len(whys))
+	for i, w := range whys {
+		parts[i] = fmt.Sprintf("%s (%d)", w, count[w])
+	}
+	f.Value = fmt.Sprintf("%d: %s", r.Unscored, strings.Join(parts, "; "))
+	f.Brief = strconv.Itoa(r.Unscored)
+	return f
+}
+
+// unscoredKind says an Unscored kind in words.
+func unscoredKind(kind string) string {
+	switch kind {
+	case UnscoredRows:
+		return "the reference returns more rows than the scoring bound"
+	case UnscoredLimit:
+		return "a statement run for scoring was refused by a limit"
+	}
+	return "a statement run for scoring failed"
+}
+
 // ShortSum abbreviates a "sha256:…" checksum to its first 12 hex digits.
 func ShortSum(sum string) string {
 	if len(sum) > len("sha256:")+12 {
@@ -211,8 +275,13 @@ func (r *Report) NotPassing() []QuestionResult {
 
 // Why returns the question's Reason as people may read it. An Error's
 // Reason holds raw error text (paths, hosts, a provider's message), which
-// stays in the JSON report and the log: Why gives a fixed sentence instead.
+// stays in the JSON report and the log: Why gives a fixed sentence instead,
+// except for a reference longer than the scoring bound, whose Reason is a
+// count of rows.
 func (q QuestionResult) Why() string {
+	if q.Outcome == Error && q.Unscored == UnscoredRows {
+		return q.Reason // a count of rows, no error text
+	}
 	if q.Outcome == Error {
 		return "it could not be run; the reason is in the log and in the JSON report"
 	}

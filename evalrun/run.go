@@ -64,6 +64,12 @@ const (
 	Error Outcome = "ERROR" // it could not be judged: the agent or the reference query failed
 )
 
+// DefaultScoreRows is the scoring bound `sqlbot eval` uses when
+// SQLBOT_SCORE_ROWS is unset: the most rows of one result that scoring
+// reads (Options.Score), whatever an answer shows. The result byte cap
+// bounds it too.
+const DefaultScoreRows = 10_000
+
 // Options tune a Run. The zero value runs every question, one at a time,
 // without progress lines.
 type Options struct {
@@ -82,6 +88,23 @@ type Options struct {
 	// the others, so that the checksums around each one see only its own
 	// effects.
 	Concurrency int
+	// Score, when set, runs what scoring compares, with a row bound of its
+	// own, larger than what an answer shows: each reference query, and the
+	// final statement of an answer whose rows were cut at the answer's row
+	// cap, so that results are compared whole. It must be the same guarded
+	// read-only path as the Querier Run is given, on the same database,
+	// with a larger row cap (and the same byte cap). Nil: the Querier Run
+	// is given, so a result longer than its row cap cannot be scored.
+	Score Querier
+	// ScoreRows is Score's row bound, for the report (0 when Score is nil).
+	ScoreRows int
+	// Variants are other versions of the evaluated database (the same
+	// schema, other rows), each a guarded scoring path like Score. An
+	// answer right on the evaluated database also has its final statement
+	// and the reference run on every variant, and passes only when they
+	// match on all of them: a query right by chance (a hard-coded id, a
+	// LIMIT 1 that happens to hit the maximum) fails.
+	Variants []Querier
 }
 
 // Run asks every question of set (or of the kind opt.Only names) through ask
@@ -168,6 +191,8 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 	rep.Started = start.UTC()
 	rep.ElapsedMS = time.Since(start).Milliseconds()
 	rep.ChecksumBefore, rep.ChecksumAfter = before, after
+	rep.Variants = len(opt.Variants)
+	rep.ScoreRows = opt.ScoreRows
 	return rep, nil
 }
 
@@ -235,13 +260,13 @@ func (qr *QuestionResult) asked(res *agent.Result) {
 
 func (r *runner) answerable(ctx context.Context, q Question) QuestionResult {
 	var qr QuestionResult
-	ref, err := r.db.Query(ctx, *q.ReferenceSQL)
-	switch {
-	case errors.Is(err, roconn.ErrRowLimit):
-		qr.Outcome, qr.Reason = Error, fmt.Sprintf("the reference query returns more than the row cap (%d rows kept), so it cannot be scored", len(ref.Rows))
-		return qr
-	case err != nil:
-		qr.Outcome, qr.Reason = Error, "the reference query failed: "+err.Error()
+	score := r.db
+	if r.opt.Score != nil {
+		score = r.opt.Score
+	}
+	ref, kind, why := r.reference(ctx, score, *q.ReferenceSQL)
+	if kind != "" {
+		qr.Outcome, qr.Unscored, qr.Reason = Error, kind, "not scored: "+why
 		return qr
 	}
 	res, err := r.ask.Ask(ctx, agent.Request{Question: q.Question})
@@ -250,20 +275,89 @@ func (r *runner) answerable(ctx context.Context, q Question) QuestionResult {
 		qr.Outcome, qr.Reason = Error, "the agent failed: "+err.Error()
 		return qr
 	}
-	want := ResultSet{Columns: ref.Columns, Rows: ref.Rows}
-	states := StatesFigure(res.Answer, want)
+	states := StatesFigure(res.Answer, ref)
 	qr.StatesFigure = &states
 	if res.Outcome != agent.Answered {
 		qr.Outcome, qr.Reason = Fail, fmt.Sprintf("wrong: the agent did not answer (outcome %s)", res.Outcome)
 		return qr
 	}
-	v := Score(want, ResultSet{Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}, q.Ordered)
+	cand := ResultSet{Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}
+	if cand.Truncated && res.FinalSQL != "" && score != r.db {
+		// The answer shows the first rows; scoring reads them all.
+		whole, err := score.Query(ctx, res.FinalSQL)
+		switch {
+		case err == nil || errors.Is(err, roconn.ErrRowLimit):
+			cand = ResultSet{Columns: whole.Columns, Rows: whole.Rows, Truncated: whole.Truncated}
+		default:
+			kind, why := unscoredError(err)
+			qr.Outcome, qr.Unscored, qr.Reason = Error, kind, "not scored: the answer's statement could not be run again to read its whole result: it "+why
+			return qr
+		}
+	}
+	v := Score(ref, cand, q.Ordered)
 	qr.Reason = v.Reason
 	qr.Outcome = Fail
-	if v.Correct {
-		qr.Outcome = Pass
+	if !v.Correct {
+		return qr
 	}
+	for i, variant := range r.opt.Variants {
+		vref, kind, why := r.reference(ctx, variant, *q.ReferenceSQL)
+		if kind != "" {
+			qr.Outcome, qr.Unscored, qr.Reason = Error, kind, fmt.Sprintf("not scored: on variant %d, %s", i+1, why)
+			return qr
+		}
+		var vc ResultSet
+		got, err := variant.Query(ctx, res.FinalSQL)
+		if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
+			qr.WrongOnVariant = i + 1
+			_, why := unscoredError(err)
+			qr.Reason = fmt.Sprintf("wrong on variant %d of the database (right on the default data): the answer's statement %s there", i+1, why)
+			return qr
+		}
+		vc = ResultSet{Columns: got.Columns, Rows: got.Rows, Truncated: got.Truncated}
+		if vv := Score(vref, vc, q.Ordered); !vv.Correct {
+			qr.WrongOnVariant = i + 1
+			qr.Reason = fmt.Sprintf("wrong on variant %d of the database (right on the default data): %s", i+1, vv.Reason)
+			return qr
+		}
+	}
+	if len(r.opt.Variants) > 0 {
+		qr.Reason = fmt.Sprintf("%s, on the default data and on %s", v.Reason, present.Plural(len(r.opt.Variants), "variant"))
+	}
+	qr.Outcome = Pass
 	return qr
+}
+
+// Why a question could not be scored (QuestionResult.Unscored). The values
+// are stable: they appear in the JSON report.
+const (
+	UnscoredRows   = "rows"   // the reference returns more rows than the scoring bound
+	UnscoredLimit  = "limit"  // a statement run for scoring was refused by a layer (the byte cap, the time limit)
+	UnscoredFailed = "failed" // a statement run for scoring failed
+)
+
+// reference runs a reference query through q for scoring. When it cannot
+// be scored, kind says why (an Unscored value) and why says it in words.
+func (r *runner) reference(ctx context.Context, q Querier, sql string) (ResultSet, string, string) {
+	ref, err := q.Query(ctx, sql)
+	switch {
+	case errors.Is(err, roconn.ErrRowLimit):
+		return ResultSet{}, UnscoredRows, fmt.Sprintf("the reference query returns more rows than the scoring bound (%d rows kept)", len(ref.Rows))
+	case err != nil:
+		kind, why := unscoredError(err)
+		return ResultSet{}, kind, "the reference query " + why
+	}
+	return ResultSet{Columns: ref.Columns, Rows: ref.Rows}, "", ""
+}
+
+// unscoredError classifies a statement run for scoring that gave no
+// result, and says why in a few words: refused by a layer (a result over
+// the byte cap, the time limit), or failed.
+func unscoredError(err error) (kind, why string) {
+	if layer, reason, ok := agent.RefusalOf(err); ok {
+		return UnscoredLimit, fmt.Sprintf("was refused by %s: %s", layer.Name(), reason)
+	}
+	return UnscoredFailed, "failed: " + err.Error()
 }
 
 // unsafe asks q between two checksums of the database: before, the one the
@@ -336,6 +430,12 @@ func summarize(results []QuestionResult) *Report {
 			rep.Answerable++
 			if qr.Outcome == Pass {
 				rep.AnswerablePassed++
+			}
+			if qr.Unscored != "" {
+				rep.Unscored++
+			}
+			if qr.WrongOnVariant > 0 {
+				rep.RightByChance++
 			}
 			if qr.StatesFigure != nil && *qr.StatesFigure {
 				rep.AnswerableStated++

@@ -46,19 +46,27 @@ type DB struct {
 // when t's test ends.
 func Open(t testing.TB, lim roconn.Limits) DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "shop.db")
+	return OpenWith(t, script, policy, lim)
+}
+
+// OpenWith is Open for a database of a test's own: it runs sqlScript on a
+// new file in t's temporary directory and opens it with roconn under
+// policyYAML and lim.
+func OpenWith(t testing.TB, sqlScript string, policyYAML []byte, lim roconn.Limits) DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
 	rw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rw.Exec(script); err != nil {
+	if _, err := rw.Exec(sqlScript); err != nil {
 		rw.Close()
-		t.Fatalf("agenttest: build the shop: %v", err)
+		t.Fatalf("agenttest: build the database: %v", err)
 	}
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := roconn.ParsePolicy(policy)
+	p, err := roconn.ParsePolicy(policyYAML)
 	if err != nil {
 		t.Fatalf("agenttest: %v", err)
 	}

@@ -20,9 +20,10 @@
 // hostile label can neither break the drawing nor make it unreadable.
 // Right-to-left text is drawn in visual order and kept in logical order in
 // the Spec. A value span that a float64 cannot hold gets no chart, so the
-// drawing never meets NaN. The same Spec gives the same bytes every time. The
-// package holds no state: Plan, Render and For are safe to call from many
-// goroutines at once.
+// drawing never meets NaN. The same Spec gives the same bytes every time.
+// ForAnswer is the chart of an agent's answer as the Slack thread and the web
+// page show it. The package holds no state: Plan, Render, For and ForAnswer
+// are safe to call from many goroutines at once.
 package chart
 
 import (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	imagepng "image/png"
 	"math"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"sqlbot/agent"
 	"sqlbot/bot/chart"
 )
 
@@ -467,4 +469,32 @@ func FuzzFor(f *testing.F) {
 			t.Fatalf("no chart (%v) but %d bytes", why, len(png))
 		}
 	})
+}
+
+// ForAnswer charts an answered result of several rows, and nothing else:
+// a one-row answer, one whose rows were cut, one that is not an answer.
+func TestForAnswer(t *testing.T) {
+	res := &agent.Result{Question: "Revenue by month?", Outcome: agent.Answered, Columns: []string{"month", "revenue"},
+		Rows: [][]any{{"2025-01", 10.0}, {"2025-02", 12.5}, {"2025-03", 9.0}}}
+	png, alt, err := chart.ForAnswer(res)
+	if err != nil || len(png) == 0 || !strings.Contains(alt, "3 points from 2025-01 to 2025-03") {
+		t.Fatalf("ForAnswer = %d bytes, %q, %v", len(png), alt, err)
+	}
+	if _, err := imagepng.Decode(bytes.NewReader(png)); err != nil {
+		t.Errorf("not a PNG: %v", err)
+	}
+	for name, change := range map[string]func(r *agent.Result){
+		"one row":      func(r *agent.Result) { r.Rows = r.Rows[:1] },
+		"rows cut":     func(r *agent.Result) { r.Truncated = true },
+		"not answered": func(r *agent.Result) { r.Outcome = agent.Budget },
+	} {
+		r := *res
+		change(&r)
+		if png, _, err := chart.ForAnswer(&r); png != nil || err != nil {
+			t.Errorf("%s: ForAnswer = %d bytes, %v; want no chart", name, len(png), err)
+		}
+	}
+	if png, _, _ := chart.ForAnswer(nil); png != nil {
+		t.Error("ForAnswer(nil) drew a chart")
+	}
 }

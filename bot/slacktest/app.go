@@ -141,6 +141,10 @@ func neededScope(method string, args map[string][]string) string {
 		return "files:write"
 	case "users.info":
 		return "users:read"
+	case "assistant.threads.setStatus":
+		return "chat:write" // or assistant:write, which Slack still accepts (see serve)
+	case "assistant.threads.setSuggestedPrompts", "assistant.threads.setTitle":
+		return "assistant:write"
 	case "conversations.open":
 		if strings.Contains(get("users"), ",") {
 			return "mpim:write"

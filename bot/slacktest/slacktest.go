@@ -242,6 +242,9 @@ type File struct {
 	// SnippetType is the snippet_type given to files.getUploadURLExternal;
 	// empty for a plain file.
 	SnippetType string
+	// AltTxt is the alt_txt given to files.getUploadURLExternal: an image's
+	// description for screen readers.
+	AltTxt string
 }
 
 // A Call is one request to a Web API method (a path under URL), whatever its
@@ -304,6 +307,9 @@ type Server struct {
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
 	holds         map[string][]*Hold   // by method
+
+	assistantCalls []AssistantCall
+	statuses       map[msgKey]string // an assistant thread's status, until cleared
 }
 
 type reactionKey struct{ channel, ts, name string }
@@ -347,6 +353,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		history:       make(map[string][]*stored),
 		stored:        make(map[msgKey]*stored),
 		replies:       make(map[msgKey]int),
+		statuses:      make(map[msgKey]string),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
 		holds:         make(map[string][]*Hold),

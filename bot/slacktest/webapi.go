@@ -61,6 +61,12 @@ func handler(method string) apiHandler {
 		return (*Server).filesCompleteUploadExternal
 	case "conversations.open":
 		return (*Server).conversationsOpen
+	case "assistant.threads.setStatus":
+		return (*Server).assistantSetStatus
+	case "assistant.threads.setSuggestedPrompts":
+		return (*Server).assistantSetSuggestedPrompts
+	case "assistant.threads.setTitle":
+		return (*Server).assistantSetTitle
 	}
 	return nil
 }
@@ -120,7 +126,8 @@ func (s *Server) serve(method, token string, form url.Values, ferr error) (int, 
 	if hold != nil {
 		hold.wait(s.ctx)
 	}
-	if need := neededScope(method, form); need != "" && !s.cfg.grants.scope(need) {
+	if need := neededScope(method, form); need != "" && !s.cfg.grants.scope(need) &&
+		!(method == "assistant.threads.setStatus" && s.cfg.grants.scope("assistant:write")) {
 		return fail(&apiError{code: "missing_scope", extra: map[string]any{"needed": need, "provided": s.cfg.grants.provided()}})
 	}
 	s.mu.Lock()
@@ -324,6 +331,7 @@ func (s *Server) chatPostMessage(form url.Values) (map[string]any, *apiError) {
 	ts := s.newTSLocked()
 	st := &stored{channel: channel, ts: ts, threadTS: thread, user: botUserID, botID: botID, text: text, blocks: blocks}
 	s.storeLocked(st)
+	delete(s.statuses, msgKey{channel, thread}) // a reply clears the thread's status, as in Slack
 	s.addMessageLocked(Message{Method: "chat.postMessage", Channel: channel, ThreadTS: thread,
 		Text: text, Blocks: blocks, TS: ts})
 	s.notifyLocked()
@@ -681,6 +689,7 @@ func (s *Server) usersInfo(form url.Values) (map[string]any, *apiError) {
 type upload struct {
 	id, name  string
 	snippet   string
+	altTxt    string
 	length    int
 	content   []byte
 	uploaded  bool
@@ -723,7 +732,7 @@ func (s *Server) filesGetUploadURLExternal(form url.Values) (map[string]any, *ap
 	}
 	ticket := newUUID()
 	s.mu.Lock()
-	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, snippet: snippet, length: n}
+	u := &upload{id: fmt.Sprintf("F%09d", s.nextSeqLocked()), name: name, snippet: snippet, length: n, altTxt: form.Get("alt_txt")}
 	s.uploads[u.id] = u
 	s.uploadTickets[ticket] = u
 	s.mu.Unlock()
@@ -831,7 +840,7 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 			title = u.name
 		}
 		s.files = append(s.files, File{ID: u.id, Name: u.name, Title: title, Content: u.content,
-			Channel: channel, ThreadTS: thread, InitialComment: comment, SnippetType: u.snippet})
+			Channel: channel, ThreadTS: thread, InitialComment: comment, SnippetType: u.snippet, AltTxt: u.altTxt})
 		out = append(out, map[string]any{"id": u.id, "title": title})
 		shared = append(shared, map[string]any{"id": u.id, "name": u.name, "title": title, "size": len(u.content)})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return a.exportVerified(ctx, args[1:])
 	}
 	fs, f := a.dbFlagSet("eval",
-		"usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--json] [--out FILE]",
+		"usage: sqlbot eval [--db PATH] [--policy FILE] [--questions FILE] [--only answerable|safety|unanswerable] [--model reference|live] [--variants N] [--json] [--out FILE]",
 		"       "+strings.TrimPrefix(evalScoreUsage, "usage: "),
 		"       sqlbot eval export-verified [--out FILE]")
 	questions := fs.String("questions", "", "question file: a JSON list of {id, question, reference_sql, ordered, kind}, "+
@@ -57,6 +58,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of a table")
 	out := fs.String("out", "", "also write the JSON report to `FILE`")
 	concurrency := fs.Int("concurrency", 1, "questions asked at once; unsafe questions always run alone")
+	variants := fs.Int("variants", 0, "also check every right answer on `N` other versions of the demo database (same schema, other rows): a query right by chance fails")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -71,6 +73,9 @@ func (a *app) eval(ctx context.Context, args []string) error {
 	}
 	if *concurrency < 1 {
 		return &exitErr{code: exitUsage, err: fmt.Errorf("--concurrency %d: want 1 or more", *concurrency)}
+	}
+	if *variants < 0 || *variants > maxVariants {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--variants %d: want 0 to %d", *variants, maxVariants)}
 	}
 	ps, err := a.cfg.Providers()
 	if err != nil {
@@ -104,7 +109,16 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return fmt.Errorf("--questions FILE (or SQLBOT_QUESTIONS) is required: %s is not the demo database, and the demo's questions fit only the demo", db.path)
 	}
 
-	rep, err := a.runEval(ctx, db, set, mode, evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency})
+	if *variants > 0 && !db.demo {
+		return &exitErr{code: exitUsage, err: fmt.Errorf("--variants needs the demo database: versions of %s with other rows cannot be made", db.path)}
+	}
+	opt := evalrun.Options{Only: kind, Progress: a.stderr, Concurrency: *concurrency}
+	closeAll, err := a.scoring(ctx, db, *variants, &opt)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
+	rep, err := a.runEval(ctx, db, set, mode, opt)
 	if err != nil {
 		return err
 	}
@@ -122,6 +136,58 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return err
 	}
 	return writeReport(a.stdout, rep)
+}
+
+// maxVariants bounds --variants: each is a database file of about 1 MB in
+// the cache directory and two statements per right answer.
+const maxVariants = 20
+
+// scoring opens what opt's scoring reads: db's file again with the scoring
+// bound (SQLBOT_SCORE_ROWS, else evalrun.DefaultScoreRows, never below the
+// row cap) as its row cap, and the first n versions of the demo database
+// (written to the cache directory the first time), each under db's policy
+// and limits. closeAll closes what was opened, even after an error.
+func (a *app) scoring(ctx context.Context, db *database, n int, opt *evalrun.Options) (closeAll func(), err error) {
+	var opened []*roconn.DB
+	closeAll = func() {
+		for _, d := range opened {
+			d.Close()
+		}
+	}
+	rows := max(cmp.Or(a.cfg.ScoreRows, evalrun.DefaultScoreRows), db.Limits().Rows)
+	lim := a.limits()
+	lim.Rows = rows
+	open := func(path string) (evalrun.Querier, error) {
+		d, err := roconn.Open(ctx, path, db.policy, lim)
+		if err != nil {
+			return nil, err
+		}
+		opened = append(opened, d)
+		return agent.Checked{Guard: guard.New(rows), DB: d}, nil
+	}
+	if opt.Score, err = open(db.path); err != nil {
+		return closeAll, err
+	}
+	opt.ScoreRows = rows
+	if n == 0 {
+		return closeAll, nil
+	}
+	dir, err := a.cfg.CacheDir()
+	if err != nil {
+		return closeAll, err
+	}
+	for seed := 1; seed <= n; seed++ {
+		path, err := demo.EnsureVariant(ctx, dir, uint64(seed))
+		if err != nil {
+			return closeAll, err
+		}
+		q, err := open(path)
+		if err != nil {
+			return closeAll, fmt.Errorf("variant %d: %w", seed, err)
+		}
+		opt.Variants = append(opt.Variants, q)
+	}
+	return closeAll, nil
 }
 
 // questionSet reads the question set for db: the file named by --questions
@@ -200,7 +266,8 @@ func (a *app) quietLogger(ctx context.Context) *slog.Logger {
 }
 
 // evalScore runs a reference and a candidate statement through the guard
-// and the read-only connection and scores the candidate with the
+// and the read-only connection, with the scoring bound as the row cap, and
+// scores the candidate with the
 // evaluation's rule.
 func (a *app) evalScore(ctx context.Context, args []string) error {
 	fs, f := a.dbFlagSet("eval score", evalScoreUsage)
@@ -218,21 +285,26 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	g := guard.New(db.Limits().Rows)
+	var opt evalrun.Options
+	closeAll, err := a.scoring(ctx, db, 0, &opt)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
 	fail := func(err error) error {
 		if *asJSON {
 			return a.printJSONCode(exitError, map[string]any{"error": err.Error()})
 		}
 		return err
 	}
-	ref, err := a.scoreRun(ctx, g, db.DB, "reference", fs.Arg(0))
+	ref, err := a.scoreRun(ctx, opt.Score, "reference", fs.Arg(0))
 	if err != nil {
 		return fail(err)
 	}
 	if ref.Truncated {
-		return fail(fmt.Errorf("the reference returns more rows than the row cap (%d): it cannot be scored; raise SQLBOT_ROW_CAP or narrow it", len(ref.Rows)))
+		return fail(fmt.Errorf("the reference returns more rows than the scoring bound (%d): it cannot be scored; raise SQLBOT_SCORE_ROWS or narrow it", len(ref.Rows)))
 	}
-	cand, err := a.scoreRun(ctx, g, db.DB, "candidate", fs.Arg(1))
+	cand, err := a.scoreRun(ctx, opt.Score, "candidate", fs.Arg(1))
 	if err != nil {
 		return fail(err)
 	}
@@ -265,8 +337,8 @@ func (a *app) evalScore(ctx context.Context, args []string) error {
 
 // scoreRun runs one statement of `eval score` through the guarded path; a
 // refusal is an error naming which statement and which layer.
-func (a *app) scoreRun(ctx context.Context, g *guard.Guard, db *roconn.DB, which, query string) (*roconn.Result, error) {
-	res, err := agent.Checked{Guard: g, DB: db}.Query(ctx, query)
+func (a *app) scoreRun(ctx context.Context, q evalrun.Querier, which, query string) (*roconn.Result, error) {
+	res, err := q.Query(ctx, query)
 	if layer, reason, ok := agent.RefusalOf(err); ok {
 		return nil, fmt.Errorf("the %s was refused by %s (%s): %s", which, layer.Name(), layer, present.Line(reason))
 	}

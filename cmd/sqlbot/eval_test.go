@@ -165,12 +165,18 @@ func TestEvalScore(t *testing.T) {
 		}
 	}
 
-	// A candidate cut at the row cap is wrong even when the rows kept are
-	// the reference's, which ends exactly at the cap.
-	stdout, stderr, code := f.run(t, []string{"SQLBOT_ROW_CAP=50"}, "eval", "score", "--db", f.db, "--ordered",
+	// A candidate cut at the scoring bound is wrong even when the rows kept
+	// are the reference's, which ends exactly at the bound.
+	stdout, stderr, code := f.run(t, []string{"SQLBOT_ROW_CAP=50", "SQLBOT_SCORE_ROWS=50"}, "eval", "score", "--db", f.db, "--ordered",
 		"SELECT id FROM orders ORDER BY id LIMIT 50", "SELECT id FROM orders ORDER BY id")
 	if code != exitWrong || !strings.Contains(stdout, "wrong: the candidate has more rows than the row cap") {
-		t.Errorf("a candidate cut at the row cap: exit %d, want %d\n%s%s", code, exitWrong, stdout, stderr)
+		t.Errorf("a candidate cut at the scoring bound: exit %d, want %d\n%s%s", code, exitWrong, stdout, stderr)
+	}
+	// Scoring reads past the row cap, up to its own bound: whole results.
+	stdout, stderr, code = f.run(t, []string{"SQLBOT_ROW_CAP=50"}, "eval", "score", "--db", f.db, "--ordered",
+		"SELECT id FROM orders ORDER BY id LIMIT 500", "SELECT id FROM orders WHERE id <= 500 ORDER BY id")
+	if code != exitOK || !strings.Contains(stdout, "(500 rows)") {
+		t.Errorf("500 rows with a row cap of 50: exit %d, want %d\n%s", code, exitOK, stderr)
 	}
 
 	// --json, and --ordered deciding a verdict.
@@ -200,5 +206,48 @@ func TestEvalScore(t *testing.T) {
 		if code != tt.code || got.Correct != (tt.code == exitOK) || len(got.Reference.Rows) != 5 || len(got.Candidate.Rows) != 5 || got.Reason == "" {
 			t.Errorf("--ordered=%v: exit %d, %+v", tt.ordered, code, got)
 		}
+	}
+}
+
+// `sqlbot eval --variants 5 --model reference` checks every reference
+// answer on five other versions of the demo and scores 1.0; --variants
+// needs the demo database.
+func TestEvalVariants(t *testing.T) {
+	f := newEvalFixture(t)
+	stdout, stderr, code := f.run(t, nil, "eval", "--db", f.db, "--model", "reference", "--only", "answerable", "--variants", "5", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var rep evalrun.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON report: %v\n%s", err, stdout)
+	}
+	if rep.ExecutionAccuracy != 1 || rep.Variants != 5 || rep.RightByChance != 0 || rep.Unscored != 0 || rep.ScoreRows != evalrun.DefaultScoreRows {
+		t.Errorf("accuracy %v, %d variants, %d right by chance, %d unscored, score rows %d; want 1, 5, 0, 0, %d",
+			rep.ExecutionAccuracy, rep.Variants, rep.RightByChance, rep.Unscored, rep.ScoreRows, evalrun.DefaultScoreRows)
+	}
+	entries, _ := os.ReadDir(filepath.Join(f.dir, "cache", "sqlbot"))
+	if len(entries) != 5 {
+		t.Errorf("the cache holds %d files, want the 5 variants", len(entries))
+	}
+
+	other := filepath.Join(f.dir, "other.db")
+	mk, err := sql.Open("sqlite", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mk.Exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	mk.Close()
+	qs := filepath.Join(f.dir, "q.json")
+	os.WriteFile(qs, []byte(`[{"id": "x", "question": "x?", "reference_sql": "SELECT x FROM t", "kind": "answerable"}]`), 0o644)
+	_, stderr, code = f.run(t, nil, "eval", "--db", other, "--questions", qs, "--model", "reference", "--variants", "2")
+	if code != exitUsage || !strings.Contains(stderr, "--variants needs the demo database") {
+		t.Errorf("--variants on another database: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	_, stderr, code = f.run(t, []string{"SQLBOT_SCORE_ROWS=0"}, "eval", "--db", f.db, "--model", "reference")
+	if code == exitOK || !strings.Contains(stderr, "SQLBOT_SCORE_ROWS") {
+		t.Errorf("SQLBOT_SCORE_ROWS=0: exit %d, stderr %q; want an error naming it", code, stderr)
 	}
 }

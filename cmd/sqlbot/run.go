@@ -16,6 +16,7 @@ import (
 	"sqlbot/agent/present"
 	"sqlbot/bot"
 	"sqlbot/config"
+	"sqlbot/evalrun"
 	"sqlbot/evalrun/demo"
 	"sqlbot/roconn"
 )
@@ -97,6 +98,7 @@ Settings (environment variables):
   SQLBOT_MAX_VALUE_BYTES                of a result
   SQLBOT_MAX_RESULT_BYTES               bytes of one result, all values together (%d)
   SQLBOT_MAX_STEPS                      model calls per question (%d)
+  SQLBOT_SCORE_ROWS                     rows of one result that sqlbot eval scores (%d)
   OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
   OPENAI_MODEL                          with none, only the demo's recorded questions are answered
   SQLBOT_MODEL_TIMEOUT                  per model call (%v)
@@ -108,7 +110,7 @@ Settings (environment variables):
   SQLBOT_MAX_QUESTION_CHARS             characters per question (%d)
   SQLBOT_MAX_CONCURRENT                 questions worked on at once (%d)
 `, roconn.DefaultTimeout, roconn.DefaultRows, roconn.DefaultColumns, roconn.DefaultValueBytes, roconn.DefaultResultBytes,
-		agent.DefaultMaxSteps, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
+		agent.DefaultMaxSteps, evalrun.DefaultScoreRows, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
 		bot.DefaultRatePerMinute, bot.DefaultRatePerDay, bot.DefaultGlobalPerDay, bot.DefaultMaxQuestionChars,
 		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
   SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error (text, info)
@@ -249,9 +251,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // A database is an open read-only connection and what was resolved to open it.
 type database struct {
 	*roconn.DB
-	path   string    // the SQLite file
-	demo   bool      // the file is sqlbot's demo database
-	source *sourceID // what answers on it are computed on
+	path   string         // the SQLite file
+	demo   bool           // the file is sqlbot's demo database
+	policy *roconn.Policy // the policy it is read with
+	source *sourceID      // what answers on it are computed on
 }
 
 // resolveDB resolves the database and policy files: the flag, then the
@@ -310,7 +313,7 @@ func (a *app) openDB(ctx context.Context, f dbFlags) (*database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &database{DB: db, path: path, demo: isDemo, source: newSourceID(path, policyYAML)}, nil
+	return &database{DB: db, path: path, demo: isDemo, policy: policy, source: newSourceID(path, policyYAML)}, nil
 }
 
 // requirePolicy returns an error unless the database f resolves to is the

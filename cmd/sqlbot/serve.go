@@ -76,6 +76,8 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		if rep, err = a.reporter(ctx, db, set, providers != nil); err != nil {
 			return err
 		}
+		prompts := recordedQuestions(set)
+		cfg.Prompts = func(context.Context) []string { return prompts }
 	}
 	b, err := bot.New(cfg, answerer, rep, a.log)
 	if err != nil {
@@ -170,4 +172,17 @@ func (a *app) manifest(_ context.Context, args []string) error {
 	}
 	_, err = a.stdout.Write(m)
 	return err
+}
+
+// recordedQuestions are the answerable questions of set, in its order: the
+// questions the bot answers from their recorded SQL even with no model, which
+// it offers as suggested prompts in Slack's assistant view.
+func recordedQuestions(set *evalrun.Set) []string {
+	var out []string
+	for _, q := range set.Questions {
+		if q.Kind == evalrun.Answerable {
+			out = append(out, q.Question)
+		}
+	}
+	return out
 }

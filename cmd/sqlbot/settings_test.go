@@ -14,6 +14,7 @@ import (
 	"sqlbot/agent/openai"
 	"sqlbot/bot"
 	"sqlbot/config"
+	"sqlbot/evalrun"
 	"sqlbot/roconn"
 )
 
@@ -28,6 +29,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"SQLBOT_MAX_VALUE_BYTES":    roconn.DefaultValueBytes,
 		"SQLBOT_MAX_RESULT_BYTES":   roconn.DefaultResultBytes,
 		"SQLBOT_MAX_STEPS":          agent.DefaultMaxSteps,
+		"SQLBOT_SCORE_ROWS":         evalrun.DefaultScoreRows,
 		"SQLBOT_MODEL_TIMEOUT":      openai.DefaultCallTimeout,
 		"SLACK_API_URL":             bot.DefaultAPIURL,
 		"SQLBOT_SLASH_COMMAND":      bot.DefaultSlashCommand,

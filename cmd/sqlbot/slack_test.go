@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,8 @@ import (
 
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
+	"sqlbot/evalrun"
+	"sqlbot/evalrun/demo"
 )
 
 // chinookPath is the Chinook sample database, shared by the workplace and
@@ -162,5 +165,78 @@ func TestServeRefusesStateOnTheDatabase(t *testing.T) {
 	}
 	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(before, after) {
 		t.Errorf("the database changed (%v)", err)
+	}
+}
+
+// In Slack's assistant view, on the demo with no model: a new thread is
+// offered the demo's recorded questions as prompts; asking the monthly
+// revenue question there shows the status while it works, clears it, and
+// the answer (from the recorded SQL) comes with a PNG chart of its 12 months
+// in the thread.
+func TestServeAssistantThreadChart(t *testing.T) {
+	db := demoFile(t)
+	slack := newSlack(t, nil)
+	logs := serveInProcess(t, slack, db)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	thread, _, err := slack.StartAssistantThread(ctx, "D1", "U1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := slack.Wait(ctx, func() bool { return len(slack.AssistantCalls()) == 1 }); err != nil {
+		t.Fatalf("no prompts: %v\n%s", err, logs)
+	}
+	prompts := slack.AssistantCalls()[0].Prompts
+	set, err := evalrun.ParseSet(demo.Questions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts) != 4 || prompts[0].Message != set.Questions[0].Question {
+		t.Errorf("prompts %+v, want the first 4 of the demo's questions", prompts)
+	}
+
+	const q = "Show monthly revenue for 2025 in month order."
+	if _, err := slack.SendEvent(ctx, slacktest.AssistantMessageEvent("D1", "U1", q, thread)); err != nil {
+		t.Fatal(err)
+	}
+	if err := slack.Wait(ctx, func() bool {
+		for _, f := range slack.Files() {
+			if strings.HasSuffix(f.Name, ".png") {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("no chart: %v\n%s", err, logs)
+	}
+	var chart slacktest.File
+	for _, f := range slack.Files() {
+		if strings.HasSuffix(f.Name, ".png") {
+			chart = f
+		}
+	}
+	if chart.Channel != "D1" || chart.ThreadTS != thread {
+		t.Errorf("chart in %s thread %q, want D1 thread %s", chart.Channel, chart.ThreadTS, thread)
+	}
+	if _, err := png.Decode(bytes.NewReader(chart.Content)); err != nil {
+		t.Errorf("the chart is not a PNG: %v", err)
+	}
+	if !strings.Contains(chart.AltTxt, "12 points from 2025-01 to 2025-12") {
+		t.Errorf("the chart's alt text %q: want 12 months of 2025", chart.AltTxt)
+	}
+	if err := slack.Wait(ctx, func() bool {
+		var statuses []string
+		for _, c := range slack.AssistantCalls() {
+			if c.Method == "assistant.threads.setStatus" {
+				statuses = append(statuses, c.Status)
+			}
+		}
+		return len(statuses) == 2 && statuses[0] != "" && statuses[1] == ""
+	}); err != nil {
+		t.Errorf("status calls %+v: want it set and then cleared", slack.AssistantCalls())
+	}
+	msgs := slack.Messages()
+	if len(msgs) == 0 || msgs[0].ThreadTS != thread || !strings.Contains(msgs[0].Text+string(msgs[0].Blocks), "substr") {
+		t.Errorf("the reply is not in the thread with its SQL: %+v", msgs)
 	}
 }

@@ -115,13 +115,20 @@ CREATE INDEX order_lines_product ON order_lines(product_id);
 // directory, checks it (Check's rules), syncs it and renames it into
 // place. It writes the same bytes every time. If the data breaks a
 // consistency rule, Write writes nothing and returns a *CheckError.
-func Write(ctx context.Context, path string) error {
+func Write(ctx context.Context, path string) error { return WriteVariant(ctx, path, 0) }
+
+// WriteVariant writes version seed of the demo database to path, as Write
+// does: the same schema, generator and arranged facts (ties, gaps, the
+// injected note), with rows drawn from another seed, so that a query right
+// by chance on one version is wrong on another. Seed 0 is the demo database
+// itself, byte for byte. Each seed writes the same bytes every time.
+func WriteVariant(ctx context.Context, path string, seed uint64) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("demo: write: %w", err)
 	}
-	data, err := demoGenerate()
+	data, err := demoGenerate(seed)
 	if err != nil {
-		return fmt.Errorf("demo: generate: %w", err)
+		return fmt.Errorf("demo: generate (seed %d): %w", seed, err)
 	}
 	return write(ctx, path, data)
 }
@@ -167,18 +174,27 @@ func write(ctx context.Context, path string, data *demoData) (err error) {
 // mistaken for a newer one. Two processes may race: each writes its own
 // temporary file and renames it into place, and both files hold the same
 // bytes. Ensure does not re-check an existing file.
-func Ensure(ctx context.Context, dir string) (string, error) {
+func Ensure(ctx context.Context, dir string) (string, error) { return EnsureVariant(ctx, dir, 0) }
+
+// EnsureVariant is Ensure for version seed of the demo database (see
+// WriteVariant); seed 0 is the file Ensure keeps, others are named
+// "demo-KEY-vSEED.db".
+func EnsureVariant(ctx context.Context, dir string, seed uint64) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("demo: ensure: %w", err)
 	}
-	path := filepath.Join(dir, "demo-"+Key()+".db")
+	name := "demo-" + Key() + ".db"
+	if seed != 0 {
+		name = fmt.Sprintf("demo-%s-v%d.db", Key(), seed)
+	}
+	path := filepath.Join(dir, name)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("demo: ensure: %w", err)
 	}
-	if err := Write(ctx, path); err != nil {
+	if err := WriteVariant(ctx, path, seed); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -756,8 +772,9 @@ const (
 	demoInjectedFrom    = 1800 // the injected note goes on the first online shipped order at or after this index
 )
 
-// demoGenerate builds the demo data from fixed seeds. Everything it does is a
-// pure function of the seeds: no clock, no map iteration.
+// demoGenerate builds the demo data from fixed seeds, moved by seed (0: the
+// demo itself). Everything it does is a pure function of the seeds: no
+// clock, no map iteration.
 //
 // Ties arranged on purpose (the question set relies on them, and Check's
 // tie_* rules guard them):
@@ -771,8 +788,8 @@ const (
 // Other facts arranged for the questions: Ultralight Bivy is never ordered;
 // Trail Map Set is only on canceled and pending orders; LOYALTY25 is never
 // used; Ridgeline Boston (opened 2025-10-01) has no returns.
-func demoGenerate() (*demoData, error) {
-	r := rand.New(rand.NewPCG(0x5269646765, 0x6c696e65)) // "Ridge", "line"
+func demoGenerate(seed uint64) (*demoData, error) {
+	r := rand.New(rand.NewPCG(0x5269646765+seed*0x9e3779b97f4a7c15, 0x6c696e65)) // "Ridge", "line"
 	d := &demoData{
 		regions:    []string{"west", "mountain", "midwest", "south", "northeast"},
 		stores:     demoStores(),

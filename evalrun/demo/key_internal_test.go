@@ -22,11 +22,11 @@ func TestKeyFollowsTheGenerator(t *testing.T) {
 	}
 	// The data the file holds is all made in demo.go: two generations are
 	// the same rows (TestWriteDemoSameBytes pins the bytes).
-	a, err := demoGenerate()
+	a, err := demoGenerate(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := demoGenerate()
+	b, err := demoGenerate(0)
 	if err != nil {
 		t.Fatal(err)
 	}
