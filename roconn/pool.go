@@ -16,7 +16,7 @@ import (
 // time limit, for SQLite to return before abandoning the statement. Control
 // returns to the caller within the limit plus grace plus scheduling delay;
 // Query promises the limit plus 100 ms.
-const grace = 50 * time.Millisecond
+const grace = 25 * time.Millisecond
 
 // errClosed is returned by Query once the DB is closed.
 var errClosed = errors.New("roconn: the database is closed")

@@ -26,7 +26,7 @@ import (
 //
 // The time limit runs from when the statement has a connection: waiting for
 // one, while Limits().Concurrent others run, is bounded by ctx alone. Once it
-// has one, Query returns within the time limit plus 50 ms (plus scheduling)
+// has one, Query returns within the time limit plus 25 ms (plus scheduling)
 // whatever SQLite is doing (see the package doc).
 //
 // If there are more rows than the limit, Query returns the first ones with
