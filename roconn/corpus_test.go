@@ -24,6 +24,17 @@ import (
 // sqlbot's demo) into a temporary directory and returns its path and policy.
 func shop(t testing.TB) (string, *roconn.Policy) {
 	t.Helper()
+	return shopUnder(t, "shop_policy.yaml")
+}
+
+// shopPolicies are the policies the hostile corpus runs under: the private
+// tables left out behind views, and the same tables exposed with their
+// private columns hidden.
+var shopPolicies = []string{"shop_policy.yaml", "shop_hide_policy.yaml"}
+
+// shopUnder is shop with the policy testdata/policyFile.
+func shopUnder(t testing.TB, policyFile string) (string, *roconn.Policy) {
+	t.Helper()
 	script, err := os.ReadFile(filepath.Join("testdata", "shop.sql"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +51,7 @@ func shop(t testing.TB) (string, *roconn.Policy) {
 	if err != nil {
 		t.Fatalf("build the shop: %v", err)
 	}
-	data, err := os.ReadFile(filepath.Join("testdata", "shop_policy.yaml"))
+	data, err := os.ReadFile(filepath.Join("testdata", policyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +148,13 @@ func TestHostileGuardAlone(t *testing.T) {
 // TestHostileROConnAlone: with the guard skipped, roconn refuses or stops
 // every hostile statement, the file is unchanged and nothing private leaks.
 func TestHostileROConnAlone(t *testing.T) {
-	path, p := shop(t)
+	for _, policy := range shopPolicies {
+		t.Run(policy, func(t *testing.T) { hostileROConnAlone(t, policy) })
+	}
+}
+
+func hostileROConnAlone(t *testing.T, policy string) {
+	path, p := shopUnder(t, policy)
 	private := privateValues(t, path)
 	before := fileSum(t, path)
 	db := openShop(t, path, p, 300*time.Millisecond)
@@ -202,7 +219,13 @@ func TestHostilePlainReadOnly(t *testing.T) {
 
 // TestHostileWholePath: guard then roconn, as every model statement goes.
 func TestHostileWholePath(t *testing.T) {
-	path, p := shop(t)
+	for _, policy := range shopPolicies {
+		t.Run(policy, func(t *testing.T) { hostileWholePath(t, policy) })
+	}
+}
+
+func hostileWholePath(t *testing.T, policy string) {
+	path, p := shopUnder(t, policy)
 	private := privateValues(t, path)
 	before := fileSum(t, path)
 	db := openShop(t, path, p, 300*time.Millisecond)
