@@ -188,6 +188,7 @@ func TestBrowser(t *testing.T) {
 	if got := texts(t, ctx, "#rows tbody td"); !slices.Contains(got, scriptValue) || !slices.Contains(got, "plain & simple") {
 		t.Errorf("#rows cells %q, want the notes as text, %q among them", got, scriptValue)
 	}
+	noMarkup(t, ctx, "the page of the notes")
 	// A question that reads as markup is shown as text too (and, not
 	// recorded, gets the answer that no model is configured).
 	tab(t, ctx, "type markup", chromedp.SetValue(chromedp.CSS("#question"), scriptValue))
@@ -198,15 +199,24 @@ func TestBrowser(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector('#question').value`); got != scriptValue {
 		t.Errorf("the question box holds %q, want the question as typed", got)
 	}
+	noMarkup(t, ctx, "the page of a question that reads as markup")
+	if n := eval[int](t, ctx, `document.querySelectorAll('#result .question').length`); n != 1 {
+		t.Errorf("%d questions shown, want 1", n)
+	}
+}
+
+// noMarkup fails the test if the page holds a script element or an element
+// of the test data's markup, or if a script set the data's global.
+func noMarkup(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
 	time.Sleep(200 * time.Millisecond) // time for an image's onerror, had one been made
 	for expr, want := range map[string]any{
-		`document.querySelectorAll('script').length`:            0.0,
-		`document.querySelectorAll('main img, main b').length`:  0.0,
-		`typeof window.sqlbotPwned`:                             "undefined",
-		`document.querySelectorAll('#result .question').length`: 1.0,
+		`document.querySelectorAll('script').length`:           0.0,
+		`document.querySelectorAll('main img, main b').length`: 0.0,
+		`typeof window.sqlbotPwned`:                            "undefined",
 	} {
 		if got := eval[any](t, ctx, expr); got != want {
-			t.Errorf("%s = %v, want %v", expr, got, want)
+			t.Errorf("%s: %s = %v, want %v", where, expr, got, want)
 		}
 	}
 }
