@@ -113,10 +113,10 @@ func (a *app) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var h http.Handler = b.Handler()
+	h := b.Handler()
 	what := "/healthz and /metrics"
 	if page != nil {
-		h = beside(b.Handler(), page.Handler())
+		h = beside(h, page.Handler())
 		what = "/healthz, /metrics, the web page and /api/ask"
 	}
 	// The HTTP server stops taking questions when ctx ends, like Slack, and

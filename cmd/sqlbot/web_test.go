@@ -286,3 +286,37 @@ func TestRecordedNeverCallsModel(t *testing.T) {
 		t.Errorf("POST /api/ask another question: %d %s; want the model's answer", status, body)
 	}
 }
+
+// With Slack on, the web page and the API are served beside /healthz and
+// /metrics, and count questions against the same limits as Slack, in the
+// same state: the day's global limit spent in Slack and the API turns the
+// next question away on the API, with the limit named.
+func TestWebBesideSlackSharesLimits(t *testing.T) {
+	db := demoFile(t)
+	slack := newSlack(t, nil)
+	addr := freeAddr(t)
+	logs := serveInProcess(t, slack, db, "SQLBOT_HTTP_ADDR="+addr, "SQLBOT_GLOBAL_PER_DAY=2")
+	base := "http://" + addr
+	for path, want := range map[string]string{"/healthz": `"status":"ok"`, "/metrics": "sqlbot_questions_total"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, b)
+		}
+	}
+	if m := mentionAnswered(t, slack, logs, "U1", recordedQuestion); !strings.Contains(m.Text+string(m.Blocks), "count(*)") {
+		t.Fatalf("the Slack answer lacks its SQL: %+v", m)
+	}
+	if status, body := apiAsk(t, base, "How many sales did we make in December 2024?", ""); status != 200 {
+		t.Fatalf("POST /api/ask, the day's second question: %d %s\n%s", status, body, logs)
+	}
+	status, body := apiAsk(t, base, "What was revenue in June 2025?", "")
+	var e struct{ Error, Limit string }
+	if err := json.Unmarshal(body, &e); err != nil || status != http.StatusTooManyRequests || e.Limit != "global_day" {
+		t.Errorf("POST /api/ask, the day's third question: %d %s; want 429 for the global limit", status, body)
+	}
+}
