@@ -297,6 +297,10 @@ func TestWebBesideSlackSharesLimits(t *testing.T) {
 	addr := freeAddr(t)
 	logs := serveInProcess(t, slack, db, "SQLBOT_HTTP_ADDR="+addr, "SQLBOT_GLOBAL_PER_DAY=2")
 	base := "http://" + addr
+	if m := mentionAnswered(t, slack, logs, "U1", recordedQuestion); !strings.Contains(m.Text+string(m.Blocks), "count(*)") {
+		t.Fatalf("the Slack answer lacks its SQL: %+v", m)
+	}
+	// Once an answer is posted the bot is connected: /healthz says ok.
 	for path, want := range map[string]string{"/healthz": `"status":"ok"`, "/metrics": "sqlbot_questions_total"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -307,9 +311,6 @@ func TestWebBesideSlackSharesLimits(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
 			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, b)
 		}
-	}
-	if m := mentionAnswered(t, slack, logs, "U1", recordedQuestion); !strings.Contains(m.Text+string(m.Blocks), "count(*)") {
-		t.Fatalf("the Slack answer lacks its SQL: %+v", m)
 	}
 	if status, body := apiAsk(t, base, "How many sales did we make in December 2024?", ""); status != 200 {
 		t.Fatalf("POST /api/ask, the day's second question: %d %s\n%s", status, body, logs)
