@@ -375,6 +375,43 @@ func TestAskRecorded(t *testing.T) {
 	}
 }
 
+// With a model configured, a recorded question is still answered from its
+// SQL through the tools, and the model never sees it; every other question
+// goes to the model.
+func TestPreferRecorded(t *testing.T) {
+	e := shop(t)
+	rec := recordedModel(t, []agent.Recorded{
+		{Question: "How many regions are there?", SQL: "SELECT COUNT(*) AS regions FROM regions"},
+		{Question: "Delete every order", SQL: "DELETE FROM orders"},
+	})
+	live := newScript(t)
+	m, err := agent.PreferRecorded(rec, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(e, m, 0)
+	res, err := ask(t, a, "how many regions are there")
+	want := expectRows(t, e, "SELECT COUNT(*) AS regions FROM regions")
+	if err != nil || res.Outcome != agent.Answered || res.Provider != agent.RecordedProvider || !reflect.DeepEqual(res.Rows, want) {
+		t.Errorf("recorded question: %v, outcome %q, provider %q, rows %v; want answered by the recording, %v", err, res.Outcome, res.Provider, res.Rows, want)
+	}
+	// In a conversation too: the question is the last one asked.
+	hist := agent.Turn{Question: "What is in the shop?", Answer: "Regions and orders."}
+	if res, err := ask(t, a, "Delete every order!", hist); err != nil || res.Outcome != agent.Refused || res.Refusal == nil || res.Refusal.Layer != agent.LayerGuard {
+		t.Errorf("recorded write: %v, %+v; want the guard's refusal", err, res)
+	}
+	if n := live.Count(); n != 0 {
+		t.Fatalf("the model was called %d times for recorded questions", n)
+	}
+	live.Push(final("There are 4 regions, I think."))
+	if res, err := ask(t, a, "How many regions, roughly?"); err != nil || res.Provider == agent.RecordedProvider || live.Count() != 1 {
+		t.Errorf("another question: %v, provider %q, model calls %d; want the model", err, res.Provider, live.Count())
+	}
+	if _, err := agent.PreferRecorded(live, rec); err == nil {
+		t.Error("PreferRecorded accepted a model that records nothing as the recordings")
+	}
+}
+
 // 8. A follow-up carries the earlier turn.
 func TestAskFollowUp(t *testing.T) {
 	e := shop(t)

@@ -140,6 +140,50 @@ func (r *recorded) Next(ctx context.Context, msgs []Message, _ []ToolDef) (Reply
 	return Reply{Text: describeToolResult(lastTool), Provider: RecordedProvider}, nil
 }
 
+// PreferRecorded returns a Model that answers the questions rec has
+// recorded with rec, and every other one with m: a recorded question never
+// reaches m, whatever m is, so that it costs no model call and is answered
+// the same way every time (through the same tools, guard and Querier as any
+// other). rec must be a Model from NewRecorded (or one built on it, such as
+// evalrun.NewReference's); it is an error otherwise. As for rec, the
+// question is the conversation's last user message, matched regardless of
+// case, whitespace and punctuation.
+func PreferRecorded(rec, m Model) (Model, error) {
+	r, ok := rec.(*recorded)
+	if !ok {
+		return nil, fmt.Errorf("agent: PreferRecorded: %T is not a recorded model", rec)
+	}
+	if m == nil {
+		return nil, errors.New("agent: PreferRecorded: the other model is nil")
+	}
+	return &preferRecorded{rec: r, next: m}, nil
+}
+
+// preferRecorded is PreferRecorded's Model.
+type preferRecorded struct {
+	rec  *recorded
+	next Model
+}
+
+func (p *preferRecorded) Next(ctx context.Context, msgs []Message, tools []ToolDef) (Reply, error) {
+	if q, ok := lastQuestion(msgs); ok {
+		if _, known := p.rec.byText[normalize(q)]; known {
+			return p.rec.Next(ctx, msgs, tools)
+		}
+	}
+	return p.next.Next(ctx, msgs, tools)
+}
+
+// lastQuestion returns the content of the last user message of msgs.
+func lastQuestion(msgs []Message) (string, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			return msgs[i].Content, true
+		}
+	}
+	return "", false
+}
+
 // maxStatedRows is how many rows a recorded answer spells out.
 const maxStatedRows = 20
 

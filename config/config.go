@@ -60,7 +60,11 @@ type Config struct {
 	MaxQuestionChars int `env:"SQLBOT_MAX_QUESTION_CHARS"`
 	MaxConcurrent    int `env:"SQLBOT_MAX_CONCURRENT"`
 
-	HTTPAddr  string     `env:"SQLBOT_HTTP_ADDR"`
+	HTTPAddr string `env:"SQLBOT_HTTP_ADDR"`
+	// APIToken is the bearer token that the web page and the JSON API
+	// require when they are served off loopback; "" means none, and then
+	// they may be served on loopback only.
+	APIToken  string     `env:"SQLBOT_API_TOKEN"`
 	LogFormat string     `env:"SQLBOT_LOG_FORMAT"` // "text" (also when unset) or "json"
 	LogLevel  slog.Level `env:"SQLBOT_LOG_LEVEL"`  // info when unset
 
@@ -161,6 +165,10 @@ func Load(environ map[string]string) (Config, error) {
 	if c.CacheTTL != nil && *c.CacheTTL < 0 {
 		bad("SQLBOT_CACHE_TTL", "must be a duration such as 10m, or 0 to turn the cache off, got %v", *c.CacheTTL)
 	}
+	if c.APIToken != "" && !goodToken(c.APIToken) {
+		// A secret: it is not repeated.
+		bad("SQLBOT_API_TOKEN", "must be at least %d characters of printable ASCII without spaces (for example the output of `openssl rand -hex 32`)", MinAPITokenChars)
+	}
 	if strings.TrimSpace(c.State) != c.State {
 		bad("SQLBOT_STATE", "must be the path of the state file, without spaces around it, got %q", c.State)
 	}
@@ -240,6 +248,29 @@ func slackUserID(s string) bool {
 	}
 	return true
 }
+
+// MinAPITokenChars is the shortest SQLBOT_API_TOKEN accepted: a request
+// that carries a wrong token is turned away before any limit counts it, so
+// the token alone must be hard to guess.
+const MinAPITokenChars = 16
+
+// goodToken reports whether t can be sent as a bearer token as it is and is
+// long enough: printable ASCII, no spaces, at least MinAPITokenChars.
+func goodToken(t string) bool {
+	if len(t) < MinAPITokenChars {
+		return false
+	}
+	for i := range len(t) {
+		if t[i] <= ' ' || t[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// SlackWanted reports whether either Slack token is set: `serve` then runs
+// the Slack bot, and RequireSlack says what else it needs.
+func (c Config) SlackWanted() bool { return c.SlackAppToken != "" || c.SlackBotToken != "" }
 
 // RequireSlack reports the Slack settings that `serve` needs and lacks.
 func (c Config) RequireSlack() error {

@@ -221,3 +221,43 @@ func TestVerifiersSetting(t *testing.T) {
 		}
 	}
 }
+
+// SQLBOT_API_TOKEN is taken as given when it can be sent as a bearer token
+// and is long enough; otherwise the error names the variable and never
+// repeats the token.
+func TestAPITokenSetting(t *testing.T) {
+	const good = "0123456789abcdef-TOKEN"
+	c, err := config.Load(map[string]string{"SQLBOT_API_TOKEN": good})
+	if err != nil || c.APIToken != good {
+		t.Fatalf("SQLBOT_API_TOKEN=%q: %q, %v", good, c.APIToken, err)
+	}
+	if c, err := config.Load(map[string]string{}); err != nil || c.APIToken != "" {
+		t.Errorf("unset: %q, %v; want none", c.APIToken, err)
+	}
+	for _, bad := range []string{"short-s3cret", "has a space in the middle 0123", "tab\tinside-the-token-0123", "ünïcode-token-0123456789"} {
+		_, err := config.Load(map[string]string{"SQLBOT_API_TOKEN": bad})
+		if err == nil || !strings.Contains(err.Error(), "SQLBOT_API_TOKEN") {
+			t.Errorf("SQLBOT_API_TOKEN=%q: %v, want an error naming the variable", bad, err)
+			continue
+		}
+		if strings.Contains(err.Error(), bad) {
+			t.Errorf("the error repeats the token: %v", err)
+		}
+	}
+}
+
+// Either Slack token asks for Slack; neither runs serve without it.
+func TestSlackWanted(t *testing.T) {
+	for env, want := range map[string]bool{"": false, "SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true} {
+		m := map[string]string{}
+		if env == "SLACK_APP_TOKEN" {
+			m[env] = "xapp-1"
+		} else if env != "" {
+			m[env] = "xoxb-1"
+		}
+		c, _ := config.Load(m)
+		if got := c.SlackWanted(); got != want {
+			t.Errorf("SlackWanted() with %q set = %v, want %v", env, got, want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ type answerView struct {
 	Tried                      []agent.Statement // every statement tried, when more than the final one
 	Provider, Steps, Time      string
 	Tokens                     string
+	Cached                     bool // the answer was reused, not asked again
 }
 
 // refusalView is a refusal: what was refused, by which layer, and why.
@@ -85,6 +86,7 @@ func viewOf(res *agent.Result, err error) *answerView {
 		Steps:    present.Plural(res.Steps, "step"),
 		Time:     present.Seconds(res.Elapsed),
 		Tokens:   fmt.Sprintf("%s+%s tokens", present.Thousands(res.Tokens.Prompt), present.Thousands(res.Tokens.Completion)),
+		Cached:   res.Cached,
 	}
 	if err != nil && v.Text == "" {
 		v.Failure = agent.FailureText(err)

@@ -71,19 +71,28 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	return nil
 }
 
-// newAgent wires the guard, the model (the configured providers, else the
-// recorded demo questions) and the agent over db, logging to lg. providers is nil when no
+// newAgent wires the guard, the model (on the demo, its recorded questions
+// answered from their stored SQL and every other by the configured
+// providers; elsewhere the providers; with none, the recorded questions
+// alone) and the agent over db, logging to lg. providers is nil when no
 // provider is configured; g is the agent's guard, for its refusal counts.
 func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, providers *openai.Providers, g *guard.Guard, err error) {
 	providers, err = a.providers()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var model agent.Model = providers
-	if providers == nil {
-		if model, err = a.offlineModel(db); err != nil {
+	// The recorded questions are answered from their stored SQL even with a
+	// model configured: they never cost a model call.
+	model, err := a.offlineModel(db)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if providers != nil && db.demo {
+		if model, err = agent.PreferRecorded(model, providers); err != nil {
 			return nil, nil, nil, err
 		}
+	} else if providers != nil {
+		model = providers
 	}
 	g = guard.New(db.Limits().Rows)
 	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, lg), providers, g, nil

@@ -10,14 +10,15 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"sqlbot/agent"
 	"sqlbot/agent/openaitest"
 	"sqlbot/bot/slacktest"
 )
 
-// A question asked in Slack, then from the command line, then in Slack
-// again in other words, makes one model exchange in all: the repeats are
-// answered from the cache that serve and ask share through the state file,
-// and say so.
+// A question asked in Slack, then through the JSON API and the web page,
+// then from the command line, then in Slack again in other words, makes one
+// model exchange in all: the repeats are answered from the cache that
+// serve's surfaces and ask share through the state file, and say so.
 func TestRepeatAnsweredOnceAcrossSurfaces(t *testing.T) {
 	db := demoFile(t)
 	ai := openaitest.NewServer(t)
@@ -30,7 +31,8 @@ func TestRepeatAnsweredOnceAcrossSurfaces(t *testing.T) {
 	settings := []string{"OPENAI_BASE_URL=" + ai.URL, "OPENAI_API_KEY=" + openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
 		"SQLBOT_STATE=" + filepath.Join(t.TempDir(), "state.db")}
 	slack := newSlack(t, nil)
-	logs := serveInProcess(t, slack, db, settings...)
+	addr := freeAddr(t)
+	logs := serveInProcess(t, slack, db, append(settings, "SQLBOT_HTTP_ADDR="+addr)...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -47,6 +49,20 @@ func TestRepeatAnsweredOnceAcrossSurfaces(t *testing.T) {
 	exchanges := ai.Count()
 	if exchanges == 0 {
 		t.Fatal("the model was not asked")
+	}
+
+	base := "http://" + addr
+	status, body := apiAsk(t, base, "How many orders were shipped", "")
+	var api agent.ResultJSON
+	if err := json.Unmarshal(body, &api); err != nil || status != 200 {
+		t.Fatalf("POST /api/ask: %d %s\n%s", status, body, logs)
+	}
+	if !api.Cached || !strings.Contains(api.Answer, "2,391") || !strings.Contains(api.FinalSQL, "status = 'shipped'") || api.Tokens.Prompt != 0 {
+		t.Errorf("POST /api/ask = %s\nwant the cached answer with its SQL, and no tokens", body)
+	}
+	status, page := pageAsk(t, base, "how many orders were SHIPPED?")
+	if status != 200 || !strings.Contains(page, "2,391") || !strings.Contains(page, `<span class="cached">from the cache</span>`) {
+		t.Errorf("the page: %d, want the answer from the cache:\n%s", status, page)
 	}
 
 	out, errOut, code := sqlbot(t, settings, "ask", "--db", db, "--json", "how many orders were shipped")

@@ -426,7 +426,9 @@ func TestNoTextCitesMissingDocs(t *testing.T) {
 		_, errOut, _ := sqlbot(t, nil, cmd, "-h")
 		texts = append(texts, errOut)
 	}
-	_, errOut, _ := sqlbot(t, nil, "serve") // no Slack tokens: says how to get them
+	_, errOut, _ := sqlbot(t, []string{"SLACK_APP_TOKEN=xapp-1"}, "serve") // one Slack token: says how to get the other
+	texts = append(texts, errOut)
+	_, errOut, _ = sqlbot(t, []string{"SQLBOT_HTTP_ADDR=0.0.0.0:0"}, "serve") // off loopback without a token
 	texts = append(texts, errOut)
 	_, errOut, _ = sqlbot(t, []string{"SQLBOT_ROW_CAP=lots"}, "sql", "SELECT 1")
 	texts = append(texts, errOut)
@@ -440,8 +442,11 @@ func TestNoTextCitesMissingDocs(t *testing.T) {
 	if !strings.Contains(texts[0], "SQLBOT_QUESTIONS") || !strings.Contains(texts[0], "OPENAI_API_KEY") {
 		t.Errorf("sqlbot help does not list the settings:\n%s", texts[0])
 	}
-	if !strings.Contains(texts[len(texts)-2], "SLACK_APP_TOKEN") {
-		t.Errorf("serve without tokens does not say which: %s", texts[len(texts)-2])
+	if !strings.Contains(texts[len(texts)-3], "SLACK_BOT_TOKEN") {
+		t.Errorf("serve with one Slack token does not say which is missing: %s", texts[len(texts)-3])
+	}
+	if !strings.Contains(texts[len(texts)-2], "SQLBOT_API_TOKEN") {
+		t.Errorf("serve off loopback without a token does not say which setting: %s", texts[len(texts)-2])
 	}
 }
 

@@ -12,9 +12,11 @@ import (
 	"strings"
 
 	"sqlbot/agent"
+	"sqlbot/agent/cache"
 	"sqlbot/agent/openai"
 	"sqlbot/agent/present"
 	"sqlbot/bot"
+	"sqlbot/bot/web"
 	"sqlbot/config"
 	"sqlbot/evalrun"
 	"sqlbot/evalrun/demo"
@@ -72,7 +74,8 @@ func usage() string {
 	return `sqlbot answers questions about a SQLite database, in Slack and here, with SQL that can only read.
 
 Usage:
-  sqlbot serve                          run the Slack bot (Socket Mode) until SIGINT/SIGTERM
+  sqlbot serve                          run the Slack bot (Socket Mode, when its tokens are set) and the
+                                        web page and JSON API until SIGINT/SIGTERM
   sqlbot ask [--json] QUESTION          answer one question through the agent
   sqlbot sql [--json] SQL               run one statement through the guard and the read-only connection
   sqlbot eval [flags]                   run the evaluation (--questions verified: the answers verified in
@@ -102,7 +105,7 @@ Settings (environment variables):
   OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
   OPENAI_MODEL                          with none, only the demo's recorded questions are answered
   SQLBOT_MODEL_TIMEOUT                  per model call (%v)
-  SLACK_APP_TOKEN, SLACK_BOT_TOKEN      xapp-… and xoxb-…, for serve
+  SLACK_APP_TOKEN, SLACK_BOT_TOKEN      xapp-… and xoxb-…: serve runs the Slack bot when they are set
   SLACK_API_URL                         the Slack Web API (%s)
   SQLBOT_SLASH_COMMAND                  the slash command (%s)
   SQLBOT_RATE_PER_MINUTE, _PER_DAY,     questions per person a minute (%d) and a day (%d),
@@ -112,11 +115,14 @@ Settings (environment variables):
 `, roconn.DefaultTimeout, roconn.DefaultRows, roconn.DefaultColumns, roconn.DefaultValueBytes, roconn.DefaultResultBytes,
 		agent.DefaultMaxSteps, evalrun.DefaultScoreRows, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
 		bot.DefaultRatePerMinute, bot.DefaultRatePerDay, bot.DefaultGlobalPerDay, bot.DefaultMaxQuestionChars,
-		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for /healthz and /metrics (off)
+		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for the web page, /api/ask, /healthz and /metrics
+                                        (off with Slack; ` + web.DefaultAddr + ` without)
+  SQLBOT_API_TOKEN                      bearer token the web page and /api/ask require off loopback (none)
   SQLBOT_LOG_FORMAT, SQLBOT_LOG_LEVEL   text or json; debug, info, warn or error (text, info)
   SQLBOT_STATE                          the file where sqlbot keeps what it writes (limits, threads, reports, …)
                                         (default: sqlbot/state.db in XDG_DATA_HOME, else HOME/.local/share)
   SQLBOT_REDIS_URL                      share that state between replicas through Redis (off)
+  SQLBOT_CACHE_TTL                      how long an answer is reused for the same question; 0 is off (` + cache.DefaultTTL.String() + `)
   SQLBOT_VERIFIERS                      Slack user ids whose ✅ on an answer marks it verified (anyone)
   XDG_CACHE_HOME, else HOME             where the demo database is cached
 `

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sqlbot/agent"
+	"sqlbot/agent/cache"
 	"sqlbot/agent/openai"
 	"sqlbot/bot"
 	"sqlbot/config"
@@ -38,6 +39,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"SQLBOT_GLOBAL_PER_DAY":     bot.DefaultGlobalPerDay,
 		"SQLBOT_MAX_QUESTION_CHARS": bot.DefaultMaxQuestionChars,
 		"SQLBOT_MAX_CONCURRENT":     roconn.DefaultConcurrent,
+		"SQLBOT_CACHE_TTL":          cache.DefaultTTL,
 		"SQLBOT_LOG_FORMAT":         "text",
 		"SQLBOT_LOG_LEVEL":          strings.ToLower(slog.LevelInfo.String()),
 	}
