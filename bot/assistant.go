@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/slack-go/slack"
@@ -41,7 +42,7 @@ func (b *Bot) onAssistantStarted(s *session, at slackevents.AssistantThread) {
 	if !b.claim(s.base, "assistant:"+at.ChannelID+":"+at.ThreadTimeStamp, attrs) {
 		return
 	}
-	if b.cfg.Prompts == nil {
+	if b.cfg.Prompts == nil && len(b.cfg.Verifiers) == 0 {
 		return
 	}
 	b.inflight.Add(1)
@@ -52,11 +53,13 @@ func (b *Bot) onAssistantStarted(s *session, at slackevents.AssistantThread) {
 		params := slack.AssistantThreadsSetSuggestedPromptsParameters{
 			ChannelID: at.ChannelID, ThreadTS: at.ThreadTimeStamp, Title: promptsTitle,
 		}
-		for _, q := range b.cfg.Prompts(ctx) {
+		seen := map[string]bool{}
+		for _, q := range b.suggestions(ctx, attrs) {
 			q = present.OneLine(q)
-			if q == "" || len(params.Prompts) == maxPrompts {
+			if q == "" || seen[strings.ToLower(q)] || len(params.Prompts) == maxPrompts {
 				continue
 			}
+			seen[strings.ToLower(q)] = true
 			params.AddPrompt(present.Clip(q, maxPromptTitle), present.Clip(q, maxPromptMessage))
 		}
 		if len(params.Prompts) == 0 {
@@ -67,6 +70,32 @@ func (b *Bot) onAssistantStarted(s *session, at slackevents.AssistantThread) {
 				slog.String("channel", at.ChannelID), slog.String("thread_ts", at.ThreadTimeStamp), slog.Any("err", err))
 		}
 	}()
+}
+
+// suggestions returns the questions to offer in a new assistant thread,
+// best first: the most recently verified ones, then Config.Prompts. A
+// verified question is offered only when Config.Verifiers names who may
+// verify: their ✅ is a deliberate choice to share it, whereas with anyone
+// verifying, a question asked in one channel would be shown to everybody.
+// Answers verified on other data or under another policy are left out. If
+// the Store fails, only Config.Prompts are offered, and it is logged.
+func (b *Bot) suggestions(ctx context.Context, attrs []slog.Attr) []string {
+	var out []string
+	if len(b.cfg.Verifiers) > 0 {
+		list, err := b.state.ListVerified(ctx, maxPrompts*4)
+		if err != nil {
+			b.log.LogAttrs(ctx, slog.LevelWarn, "bot: state store failed to list verified answers; suggesting only the recorded questions", append(attrs, slog.Any("err", err))...)
+		}
+		for _, v := range list {
+			if v.Source == b.cfg.Source {
+				out = append(out, v.Question)
+			}
+		}
+	}
+	if b.cfg.Prompts != nil {
+		out = append(out, b.cfg.Prompts(ctx)...)
+	}
+	return out
 }
 
 // goAssistant shows, for a question in an assistant thread, that it is being

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"sqlbot/bot"
 	"sqlbot/bot/slacktest"
+	"sqlbot/bot/state"
 )
 
 // In Slack's assistant view: a new thread is offered suggested prompts (at
@@ -143,5 +145,56 @@ func TestAssistantPromptsOnce(t *testing.T) {
 	none.stop()
 	if n := len(none.s.AssistantCalls()); n != 0 {
 		t.Errorf("%d assistant calls with no prompts, want 0", n)
+	}
+}
+
+// TestAssistantPromptsVerified: with named verifiers, a new assistant
+// thread is offered the questions they verified on this data first, then
+// the recorded ones, without repeats; an answer verified on other data is
+// not offered, and with anyone verifying no verified question is (it was
+// asked in a channel, not for everybody).
+func TestAssistantPromptsVerified(t *testing.T) {
+	recorded := []string{"What was revenue in June 2025?", "How many orders shipped in June 2025?", "Show monthly revenue for 2025."}
+	verify := func(t *testing.T, st *state.Memory) {
+		t.Helper()
+		ctx := context.Background()
+		for i, v := range []state.Verification{
+			{Channel: channel, TS: "1700030000.000100", Question: "Which region has the most customers?", Source: "demo", User: "U0VER", At: time.Unix(1700030000, 0)},
+			{Channel: channel, TS: "1700030000.000200", Question: "How many stores are there?", Source: "other data", User: "U0VER", At: time.Unix(1700030001, 0)},
+			{Channel: channel, TS: "1700030000.000300", Question: "what was revenue in june 2025?", Source: "demo", User: "U0VER", At: time.Unix(1700030002, 0)},
+		} {
+			if err := st.Verify(ctx, v); err != nil {
+				t.Fatalf("verify %d: %v", i, err)
+			}
+		}
+	}
+	offered := func(t *testing.T, verifiers []string) []string {
+		t.Helper()
+		st := state.NewMemory(nil)
+		verify(t, st)
+		h := start(t, newFakeAnswerer(), options{cfg: func(c *bot.Config) {
+			c.State, c.Source, c.Verifiers = st, "demo", verifiers
+			c.Prompts = func(context.Context) []string { return recorded }
+		}})
+		if _, _, err := h.s.StartAssistantThread(h.ctx(), "D0ANN", user); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.s.Wait(h.ctx(), func() bool { return len(h.s.AssistantCalls()) == 1 }); err != nil {
+			t.Fatal("no suggested prompts:", err)
+		}
+		h.stop()
+		var msgs []string
+		for _, p := range h.s.AssistantCalls()[0].Prompts {
+			msgs = append(msgs, p.Message)
+		}
+		return msgs
+	}
+	got := offered(t, []string{"U0VER"})
+	want := []string{"what was revenue in june 2025?", "Which region has the most customers?", "How many orders shipped in June 2025?", "Show monthly revenue for 2025."}
+	if !slices.Equal(got, want) {
+		t.Errorf("with named verifiers, prompts %q; want %q", got, want)
+	}
+	if got := offered(t, nil); !slices.Equal(got, recorded) {
+		t.Errorf("with anyone verifying, prompts %q; want only the recorded %q", got, recorded)
 	}
 }

@@ -171,8 +171,9 @@ type Config struct {
 
 	// Prompts returns questions to offer as suggested prompts when someone
 	// opens a new assistant thread: questions the bot answers from what it
-	// has recorded or verified, best first; the first four are offered. Nil
-	// (or none): no prompts.
+	// has recorded, best first. The bot puts the answers verified on
+	// Source before them when Verifiers names who may verify; the first
+	// four are offered. Nil (or none) and no verified answers: no prompts.
 	Prompts func(context.Context) []string
 }
 
