@@ -189,6 +189,17 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("#rows cells %q, want the notes as text, %q among them", got, scriptValue)
 	}
 	noMarkup(t, ctx, "the page of the notes")
+
+	// A monthly series comes with its chart, which the browser draws under
+	// the page's policy (an image it refused would have no width).
+	tab(t, ctx, "type "+qMonthly, chromedp.SetValue(chromedp.CSS("#question"), qMonthly))
+	submit(t, ctx, "ask "+qMonthly, chromedp.Click(chromedp.CSS(`form.ask button[type="submit"]`)))
+	if w := eval[float64](t, ctx, `(() => { const i = document.querySelector('#chart > img'); return i && i.complete ? i.naturalWidth : 0 })()`); w < 200 {
+		t.Errorf("the chart of %q is drawn %v pixels wide, want it shown", qMonthly, w)
+	}
+	if alt := eval[string](t, ctx, `document.querySelector('#chart > img').alt`); !strings.Contains(alt, "6 points") {
+		t.Errorf("the chart's alt text is %q", alt)
+	}
 	// A question that reads as markup is shown as text too (and, not
 	// recorded, gets the answer that no model is configured).
 	tab(t, ctx, "type markup", chromedp.SetValue(chromedp.CSS("#question"), scriptValue))
@@ -211,9 +222,9 @@ func noMarkup(t *testing.T, ctx context.Context, where string) {
 	t.Helper()
 	time.Sleep(200 * time.Millisecond) // time for an image's onerror, had one been made
 	for expr, want := range map[string]any{
-		`document.querySelectorAll('script').length`:           0.0,
-		`document.querySelectorAll('main img, main b').length`: 0.0,
-		`typeof window.sqlbotPwned`:                            "undefined",
+		`document.querySelectorAll('script').length`:                             0.0,
+		`document.querySelectorAll('main img:not(#chart > img), main b').length`: 0.0,
+		`typeof window.sqlbotPwned`:                                              "undefined",
 	} {
 		if got := eval[any](t, ctx, expr); got != want {
 			t.Errorf("%s: %s = %v, want %v", where, expr, got, want)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"net/http"
 
 	"sqlbot/agent"
 	"sqlbot/agent/present"
+	"sqlbot/bot/chart"
 )
 
 //go:embed assets/page.html assets/web.css
@@ -17,7 +19,9 @@ var assets embed.FS
 
 // A pageRenderer renders the page. Every value it is given is text: the
 // template escapes it for where it lands (element text or an attribute),
-// and nothing is ever passed as template.HTML.
+// and nothing is ever passed as template.HTML. The one value typed for the
+// template is a chart's image source, a data: URL of a PNG the page drew
+// itself (base64 of its bytes, nothing of the data's text in it).
 type pageRenderer struct {
 	tmpl *template.Template
 }
@@ -53,6 +57,10 @@ type answerView struct {
 	Provider, Steps, Time      string
 	Tokens                     string
 	Cached                     bool // the answer was reused, not asked again
+	// Chart is the answer's chart as a data: URL of its PNG, and ChartAlt
+	// its description (chart.ForAnswer); "" when the answer gets none.
+	Chart    template.URL
+	ChartAlt string
 }
 
 // refusalView is a refusal: what was refused, by which layer, and why.
@@ -116,6 +124,11 @@ func viewOf(res *agent.Result, err error) *answerView {
 		if res.Truncated {
 			v.RowsNote += ", cut at the row cap"
 		}
+	}
+	// A chart that cannot be drawn is left out: the rows above say it all.
+	if png, alt, err := chart.ForAnswer(res); err == nil && png != nil {
+		v.Chart = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+		v.ChartAlt = present.Line(alt)
 	}
 	if len(res.Statements) > 1 || (len(res.Statements) == 1 && res.Statements[0].Status != agent.StatusOK) {
 		v.Tried = make([]agent.Statement, len(res.Statements))

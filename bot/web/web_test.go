@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
+	"html"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +38,7 @@ const (
 	qShipped = "How many orders were shipped?"
 	qNotes   = "Show the notes"
 	qDelete  = "Delete the canceled orders"
+	qMonthly = "Show revenue by month"
 )
 
 // newAgent writes a small database (orders, and notes holding scriptValue)
@@ -49,7 +54,9 @@ func newAgent(t testing.TB) (*agent.Agent, string) {
 	_, err = rw.Exec(`CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL);
 INSERT INTO orders (status) VALUES ('shipped'), ('shipped'), ('canceled'), ('pending');
 CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
-INSERT INTO notes (body) VALUES (?), ('plain & simple');`, scriptValue)
+INSERT INTO notes (body) VALUES (?), ('plain & simple');
+CREATE TABLE sales (month TEXT NOT NULL, revenue REAL NOT NULL);
+INSERT INTO sales VALUES ('2025-01', 120.5), ('2025-02', 98), ('2025-03', 143.25), ('2025-04', 160), ('2025-05', 151), ('2025-06', 175.75);`, scriptValue)
 	if cerr := rw.Close(); err == nil {
 		err = cerr
 	}
@@ -65,6 +72,7 @@ INSERT INTO notes (body) VALUES (?), ('plain & simple');`, scriptValue)
 		{Question: qShipped, SQL: "SELECT count(*) AS shipped FROM orders WHERE status = 'shipped'"},
 		{Question: qNotes, SQL: "SELECT id, body FROM notes ORDER BY id"},
 		{Question: qDelete, SQL: "DELETE FROM orders WHERE status = 'canceled'"},
+		{Question: qMonthly, SQL: "SELECT month, revenue FROM sales ORDER BY month"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +330,7 @@ func TestPage(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("POST / %q: %d", qNotes, status)
 	}
-	if bytes.Contains(body, []byte("<script>window")) || bytes.Contains(body, []byte("<img")) || bytes.Contains(body, []byte("<b>bold")) {
+	if bytes.Contains(body, []byte("<script>window")) || bytes.Contains(body, []byte(`<img src="x"`)) || bytes.Contains(body, []byte("<b>bold")) {
 		t.Errorf("the page carries the data as markup:\n%s", body)
 	}
 	if !bytes.Contains(body, []byte("&lt;script&gt;window.sqlbotPwned = 1&lt;/script&gt;")) || !bytes.Contains(body, []byte("plain &amp; simple")) {
@@ -345,5 +353,38 @@ func TestCrossOriginFormRefused(t *testing.T) {
 	status, _, _ = askAPI(t, srv, qShipped, "Origin", "https://evil.example")
 	if status != http.StatusForbidden {
 		t.Errorf("a cross-origin API post: %d, want 403", status)
+	}
+}
+
+// TestPageChart: a monthly series is drawn inline as a PNG (a data: URL,
+// which the page's policy allows for images only) with its description as
+// alt text and caption; a one-row answer gets no chart.
+func TestPageChart(t *testing.T) {
+	srv := serve(t, config())
+	status, _, body := post(t, srv, "/", "application/x-www-form-urlencoded", "question="+url.QueryEscape(qMonthly))
+	if status != 200 {
+		t.Fatalf("POST / %q: %d", qMonthly, status)
+	}
+	m := regexp.MustCompile(`<figure id="chart" class="chart"><img src="data:image/png;base64,([^"]+)" alt="([^"]+)">`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no chart on the page of %q:\n%s", qMonthly, body)
+	}
+	data, err := base64.StdEncoding.DecodeString(html.UnescapeString(string(m[1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the chart is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 100 {
+		t.Errorf("the chart is %v", b)
+	}
+	if alt := string(m[2]); !strings.Contains(alt, "6") {
+		t.Errorf("alt text %q does not say how many points", alt)
+	}
+	_, _, body = post(t, srv, "/", "application/x-www-form-urlencoded", "question="+url.QueryEscape(qShipped))
+	if bytes.Contains(body, []byte(`id="chart"`)) {
+		t.Errorf("a one-row answer got a chart")
 	}
 }
