@@ -142,7 +142,7 @@ func (b *Bot) onVerify(s *session, r reaction) {
 		}
 		return
 	}
-	rec, ok, err := b.answerRecord(ctx, r.Channel, r.TS)
+	rec, ok, err := b.awaitAnswerRecord(ctx, r)
 	if err != nil {
 		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to read the answer; ✅ not handled", append(attrs, slog.Any("err", err))...)
 		if r.Added {
@@ -193,6 +193,28 @@ func (b *Bot) onVerify(s *session, r reaction) {
 	note(rec.ThreadTS, renderNotice("Marked as verified: the question, the SQL that answered it and a checksum of its rows are kept, "+
 		"to check later answers against and to guide new ones. `"+b.cfg.SlashCommand+" verified` lists them; "+
 		"remove your :white_check_mark: to withdraw it."))
+}
+
+// recordWait is how long a ✅ on one of the bot's messages waits for the
+// message's answer record: the record is written just after the reply is
+// posted, so a ✅ put on a reply as soon as it shows up can come first.
+const recordWait = time.Second
+
+// awaitAnswerRecord is answerRecord for the message r is on, looked up again
+// every 100 ms for up to recordWait while there is none and r adds a ✅.
+func (b *Bot) awaitAnswerRecord(ctx context.Context, r reaction) (answerRecord, bool, error) {
+	deadline := time.Now().Add(recordWait)
+	for {
+		rec, ok, err := b.answerRecord(ctx, r.Channel, r.TS)
+		if ok || err != nil || !r.Added || time.Now().After(deadline) {
+			return rec, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return rec, false, nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // answerRecord returns the record of the answer (channel, ts), if there is one.

@@ -65,12 +65,15 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	if res != nil && outcome != agent.Failed {
 		b.remember(s.base, q.ConvKey, agent.Turn{Question: q.Text, Answer: res.Answer, SQL: res.FinalSQL}, q.ConvTTL, attrs)
 	}
-	d := b.deliver(s.base, q, res, r, attrs)
+	// The answer is recorded as soon as it is posted, before its CSV is
+	// uploaded, so that a ✅ put on it as it shows up finds it.
+	d := b.deliver(s.base, q, res, r, attrs, func(ts string) {
+		if verifiable(q, res) {
+			b.recordAnswer(s.base, q, ts, res, attrs)
+		}
+	})
 	chartDone := "none"
 	if d.err == nil && d.form != "failure" {
-		if verifiable(q, res) {
-			b.recordAnswer(s.base, q, d.ts, res, attrs)
-		}
 		chartDone = b.attachChart(s.base, q, res, d.ts, attrs)
 	}
 
@@ -116,7 +119,10 @@ type delivery struct {
 //     retried (see call).
 //   - When the CSV the reply promises cannot be uploaded, the reply is
 //     edited to say so; if even that fails, a line in the thread says it.
-func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r reply, attrs []slog.Attr) delivery {
+//
+// posted is called with the reply's ts once it is posted (in full or in the
+// smaller form, not the failure sentence), before its CSV is uploaded.
+func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r reply, attrs []slog.Attr, posted func(ts string)) delivery {
 	d := delivery{form: "full", csv: "none"}
 	d.ts, d.err = b.post(ctx, q.Channel, q.ThreadTS, r)
 	if isContentRefusal(d.err) && res != nil {
@@ -134,7 +140,13 @@ func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r repl
 		r, d.form = renderFailure(failInternal), "failure"
 		d.ts, d.err = b.post(ctx, q.Channel, q.ThreadTS, r)
 	}
-	if d.err != nil || r.CSV == nil {
+	if d.err != nil {
+		return d
+	}
+	if d.form != "failure" {
+		posted(d.ts)
+	}
+	if r.CSV == nil {
 		return d
 	}
 	d.csv = "attached"
