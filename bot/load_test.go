@@ -27,8 +27,8 @@ import (
 var longLoad = flag.Bool("load.long", false, "TestLoad*: 10,000 mentions from 500 people instead of 1,000 from 50")
 
 // loadScale is the size of one load run: mentions from users at rate per
-// second (slower under the race detector, which makes everything several
-// times slower, so that the replicas keep up as they do without it).
+// second (half as fast under the race detector, which makes everything
+// several times slower, so that the replicas keep up as they do without it).
 type loadScale struct {
 	mentions, users, channels int
 	rate                      float64
@@ -39,7 +39,7 @@ func scale() loadScale {
 	if *longLoad {
 		s = loadScale{mentions: 10_000, users: 500, channels: 20, rate: 500}
 	}
-	s.rate /= raceSlowdown
+	s.rate /= max(1, raceSlowdown/2)
 	return s
 }
 
@@ -75,7 +75,7 @@ func loadSpec(sc loadScale) slacktest.LoadSpec {
 	return slacktest.LoadSpec{
 		Mentions: sc.mentions, Users: sc.users, Channels: sc.channels, Rate: sc.rate,
 		Text:    func(i int) string { return qs[i%len(qs)].Question },
-		Settle:  raceSlowdown * time.Second,
+		Settle:  raceSlowdown * 500 * time.Millisecond,
 		Timeout: slacktest.MaxLoadTimeout,
 	}
 }
