@@ -324,7 +324,7 @@ func BenchmarkLoad(b *testing.B) {
 		name string
 		rate float64 // mentions per second; 0: a burst
 		drop float64
-	}{{"burst", 0, 0}, {"rate=200/s", 200, 0}, {"burst,drops=0.2%", 0, 0.002}} {
+	}{{"burst", 0, 0}, {"rate=200/s", 200, 0}, {"burst,drops=0.2%", 0, 0.002}, {"burst,drops=1%", 0, 0.01}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := slacktest.NewServer(b, slacktest.PingInterval(serverPing), slacktest.RedeliverUnacked(200*time.Millisecond))
 			bot := newToyBot(1 << 30)
