@@ -218,11 +218,13 @@ type healthWatch struct {
 	okDegraded []bool
 	stop       chan struct{}
 	done       chan struct{}
+	once       sync.Once
 }
 
 func watchHealth(t *testing.T, bots []*bot.Bot) *healthWatch {
 	w := &healthWatch{states: make([][]string, len(bots)), last: make([]string, len(bots)), okDegraded: make([]bool, len(bots)),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { w.end() }) // a test that fails early stops polling too
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(5 * time.Millisecond)
@@ -288,8 +290,10 @@ func (w *healthWatch) wait(t *testing.T, state string) time.Time {
 // end stops w and returns the states each replica showed, and whether it
 // answered ok while degraded.
 func (w *healthWatch) end() ([][]string, []bool) {
-	close(w.stop)
+	w.once.Do(func() { close(w.stop) })
 	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.states, w.okDegraded
 }
 
