@@ -35,7 +35,7 @@ type replicas struct {
 // startReplicas starts n bots answering with ans (shared, as the model
 // would be) and reporting with rep, against a fresh fake Slack and srv,
 // and waits until all are connected. cfg may adjust each bot's Config.
-func startReplicas(t *testing.T, srv *statetest.Redis, n int, ans *fakeAnswerer, rep bot.Reporter, cfg func(*bot.Config), opts ...slacktest.Option) *replicas {
+func startReplicas(t *testing.T, srv *statetest.Redis, n int, ans bot.Answerer, rep bot.Reporter, cfg func(*bot.Config), opts ...slacktest.Option) *replicas {
 	t.Helper()
 	manifest, err := bot.Manifest("")
 	if err != nil {

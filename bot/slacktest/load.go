@@ -61,8 +61,9 @@ type LoadReport struct {
 	// (see Message.Hidden).
 	Notices, HiddenNotices int
 	// Envelopes counts the envelopes sent for the run's mentions,
-	// Redeliveries those with retry_attempt >= 1, Lost those DropSockets
-	// lost, and Unacked the mentions none of whose envelopes was acked.
+	// Redeliveries those with retry_attempt >= 1, Lost those lost with a
+	// dropped connection (see Envelope.Lost), and Unacked the mentions none
+	// of whose envelopes was acked.
 	Envelopes, Redeliveries, Lost, Unacked int
 	// P50, P99 and Max are taken over the mentions that got a reply, of the
 	// time from the first envelope of the mention to the first reply in its
@@ -220,13 +221,17 @@ func (s *Server) loadSettle(ctx context.Context, settle time.Duration, run *load
 }
 
 // awaitingRedeliveryLocked reports whether an envelope of run is neither
-// acknowledged nor redelivered yet and may still be.
+// acknowledged nor redelivered yet and may still be, or a redelivery is
+// under way (waiting for a live connection, say).
 func (s *Server) awaitingRedeliveryLocked(run *loadRun) bool {
 	if len(s.cfg.redeliverAfter) == 0 {
 		return false
 	}
+	if s.redelivering > 0 {
+		return true
+	}
 	for _, e := range s.envelopes {
-		if _, ours := run.events[e.eventID]; ours && e.typ == "events_api" && !e.acked && !e.redelivered && e.retry < MaxRetries {
+		if _, ours := run.events[e.eventID]; ours && e.mayRetryLocked() {
 			return true
 		}
 	}

@@ -131,15 +131,12 @@ func TestLoad(t *testing.T) {
 			t.Errorf("user %s: %+v, want 10 mentions, 4 answered, 1 notice", id, u)
 		}
 	}
-	gaveUp := 0 // mentions whose every delivery failed: rare, and allowed
-	for _, m := range r.Mentions {
-		if !m.Acked && m.Envelopes == 1+slacktest.MaxRetries {
-			gaveUp++
-		}
-	}
-	if r.Notices != users || r.Unacked != gaveUp || r.Envelopes < mentions || r.Lost == 0 || r.Redeliveries < r.Lost {
-		t.Errorf("notices %d, unacked %d (given up %d), envelopes %d, lost %d, redelivered %d",
-			r.Notices, r.Unacked, gaveUp, r.Envelopes, r.Lost, r.Redeliveries)
+	// A mention may go unacknowledged (its every delivery that was not lost
+	// timed out) but it is answered all the same: the one reply per mention
+	// above holds with drops.
+	if r.Notices != users || r.Envelopes < mentions || r.Lost == 0 || r.Redeliveries == 0 {
+		t.Errorf("notices %d, unacked %d, envelopes %d, lost %d, redelivered %d",
+			r.Notices, r.Unacked, r.Envelopes, r.Lost, r.Redeliveries)
 	}
 	if !(0 < r.P50 && r.P50 <= r.P99 && r.P99 <= r.Max) {
 		t.Errorf("p50 %v, p99 %v, max %v", r.P50, r.P99, r.Max)
@@ -318,15 +315,16 @@ func bareClient(b *testing.B, s *slacktest.Server) {
 // a steady rate) over three replicas of the toy bot, which answer every
 // mention with chat.postMessage, and reports the throughput from the first
 // envelope to the last reply and the latency percentiles: the floor a load
-// test of the real bot starts from. With drops, a mention whose four
-// deliveries all failed is never answered (Slack gives up on it too); their
-// number per run is reported as unanswered.
+// test of the real bot starts from. With drops, a delivery lost with its
+// socket is redelivered without counting against MaxRetries, so every
+// mention is answered; unanswered/run must stay 0 (it was 0 to 15 when
+// the fake counted lost deliveries as retries).
 func BenchmarkLoad(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		rate float64 // mentions per second; 0: a burst
 		drop float64
-	}{{"burst", 0, 0}, {"rate=200/s", 200, 0}, {"burst,drops=0.2%", 0, 0.002}} {
+	}{{"burst", 0, 0}, {"rate=200/s", 200, 0}, {"burst,drops=0.2%", 0, 0.002}, {"burst,drops=1%", 0, 0.01}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := slacktest.NewServer(b, slacktest.PingInterval(serverPing), slacktest.RedeliverUnacked(200*time.Millisecond))
 			bot := newToyBot(1 << 30)
@@ -341,7 +339,7 @@ func BenchmarkLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if r.ByReplies[2] != 0 || bc.drop == 0 && r.ByReplies[0] != 0 {
+				if r.ByReplies[2] != 0 || r.ByReplies[0] != 0 {
 					b.Fatalf("replies: %v\n%v", r.ByReplies, r)
 				}
 				var first, last time.Time

@@ -76,7 +76,9 @@ const (
 const DefaultPingInterval = 10 * time.Second
 
 // MaxRetries is how many times RedeliverUnacked redelivers one event, as Slack
-// does, before giving up.
+// does, before giving up. A delivery lost with its connection (see
+// Envelope.Lost) is not counted: the fake dropped the socket under it, and
+// it is sent again.
 const MaxRetries = 3
 
 // Streams of the generators seeded by Seed and DropSockets, so that the same
@@ -136,7 +138,8 @@ func EchoBotMessages(on bool) Option {
 // not been acknowledged within after, as Slack does: the same payload and
 // event_id under a new envelope_id, with retry_attempt incremented and
 // retry_reason "timeout", on another live connection than the one it went
-// on when there is one, at most MaxRetries times. An ack counts whichever
+// on when there is one, at most MaxRetries times (deliveries lost with
+// their connection not counted: see Envelope.Lost). An ack counts whichever
 // connection it arrives on. Slack's own deadline is 3 s, and it waits longer
 // before its later retries (for the Events API, about a minute before the
 // second and five before the third); later, if given, are the fake's waits
@@ -192,8 +195,14 @@ type Envelope struct {
 	SentAt       time.Time
 	// Conn is the ID of the connection it was sent on (see Conns).
 	Conn int
-	// Lost is set when DropSockets dropped the connection instead of
-	// writing the envelope: Slack counts it as sent, the client never saw it.
+	// Lost is set when the fake dropped the connection (DropSockets,
+	// DropConn, DropConnection, a missed ping) instead of writing the
+	// envelope, or after writing it but before its ack came: a socket closed
+	// abruptly loses what was in flight on it, and the client may have read
+	// an envelope whose ack never made it back. Its ack may still arrive on
+	// another connection (slack-go queues acks per client, not per socket).
+	// A lost delivery, unless acknowledged after all, is redelivered without
+	// counting against MaxRetries.
 	Lost bool
 }
 
@@ -285,6 +294,7 @@ type Server struct {
 	dropRNG       *rand.Rand
 	ackq          ackHeap       // envelopes awaiting their ack, soonest due first
 	ackWake       chan struct{} // tells redeliverLoop that ackq grew
+	redelivering  int           // redeliveries of redeliverLoop under way
 	tickets       map[string]bool
 	connections   int
 	seq           int

@@ -92,9 +92,16 @@ type envelope struct {
 
 	// Guarded by Server.mu.
 	sentAt time.Time
-	conn   int  // the connection it was (last) sent on
-	lost   bool // dropped with its connection instead of written
-	acked  bool
+	conn   int // the connection it was (last) sent on
+	// lost is set when the fake dropped its connection before the write, or
+	// after it but before the ack came (see loseLocked).
+	lost  bool
+	acked bool
+	// lostBefore counts the earlier deliveries of its event that were lost
+	// with their connection; sentIdx is its index in Server.sent (-1 until
+	// recorded).
+	lostBefore int
+	sentIdx    int
 	// redelivered is set once a redelivery of this envelope was made.
 	redelivered bool
 }
@@ -125,7 +132,7 @@ type wireEnvelope struct {
 }
 
 func newEnvelope(typ string, payload json.RawMessage, eventID string, retry int, reason string) *envelope {
-	e := &envelope{id: newUUID(), typ: typ, eventID: eventID, payload: payload, retry: retry, reason: reason}
+	e := &envelope{id: newUUID(), typ: typ, eventID: eventID, payload: payload, retry: retry, reason: reason, sentIdx: -1}
 	w := wireEnvelope{EnvelopeID: e.id, Payload: payload, Type: typ}
 	if typ == "events_api" {
 		w.RetryAttempt, w.RetryReason = &e.retry, &e.reason
@@ -265,14 +272,54 @@ func (s *Server) forget(c *conn) {
 }
 
 // drop closes c abruptly, after taking it out of the live connections so
-// that no envelope and no hello counts it any more.
+// that no envelope and no hello counts it any more. What was sent on c and
+// not acknowledged is lost with it (see loseLocked).
 func (s *Server) drop(c *conn) {
 	s.mu.Lock()
 	s.unliveLocked(c)
+	s.loseLocked(c)
 	s.notifyLocked()
 	s.mu.Unlock()
 	c.close()
 }
+
+// loseLocked marks every envelope sent on c and not acknowledged as lost
+// with c, which the fake is dropping: a socket closed abruptly takes with it
+// whatever was still in flight, in the kernel's buffers or in the client's,
+// not just the envelope being written, and the client may have read an
+// envelope whose ack never made it back. Slack sees the socket die under
+// them; a lost delivery is redelivered without counting against MaxRetries
+// (see mayRetryLocked).
+func (s *Server) loseLocked(c *conn) {
+	for _, e := range s.envelopes {
+		if e.conn != c.id || e.acked || e.lost || e.sentIdx < 0 {
+			continue
+		}
+		e.lost = true
+		s.sent[e.sentIdx].Lost = true
+	}
+}
+
+// mayRetryLocked reports whether env, not acknowledged, is to be sent again:
+// an event is redelivered at most MaxRetries times after a delivery timed
+// out on a live connection, and a delivery lost with its connection (see
+// loseLocked) does not count, up to maxLostRetries such redeliveries.
+func (env *envelope) mayRetryLocked() bool {
+	if env.typ != "events_api" || env.acked || env.redelivered {
+		return false
+	}
+	lost := env.lostBefore
+	if env.lost {
+		lost++
+	}
+	timedOut := env.retry + 1 - lost // the deliveries so far that reached a live client and were not acked
+	return timedOut <= MaxRetries && lost <= maxLostRetries
+}
+
+// maxLostRetries bounds the redeliveries of one event that were not counted
+// against MaxRetries because the delivery before was lost with its
+// connection, so that a run with drops ends.
+const maxLostRetries = 10
 
 // unliveLocked takes c out of the connections envelopes are sent on.
 func (s *Server) unliveLocked(c *conn) {
@@ -394,6 +441,7 @@ func (s *Server) dropLocked() (before, after bool) {
 
 // recordSentLocked records env as sent on c.
 func (s *Server) recordSentLocked(env *envelope, c *conn) {
+	env.sentIdx = len(s.sent)
 	s.sent = append(s.sent, env.publicLocked())
 	c.info.Envelopes++
 	s.notifyLocked()
@@ -420,6 +468,7 @@ func (s *Server) deliver(ctx context.Context, env *envelope, avoid int) error {
 				env.lost = true
 				s.recordSentLocked(env, c)
 				s.unliveLocked(c)
+				s.loseLocked(c)
 			}
 		}
 		ch := s.changed
@@ -479,13 +528,19 @@ func (h *ackHeap) Pop() any {
 }
 
 // watchAck queues env for redelivery if RedeliverUnacked is on and env may
-// be retried, due after the wait for its retry number.
+// be retried, due after the wait for its retry number (counting only the
+// deliveries that were not lost with their connection). Whether it is
+// retried is decided when it is due (see mayRetryLocked): it may be lost,
+// or acknowledged, meanwhile.
 func (s *Server) watchAck(env *envelope) {
 	waits := s.cfg.redeliverAfter
-	if len(waits) == 0 || env.typ != "events_api" || env.retry >= MaxRetries {
+	if len(waits) == 0 || env.typ != "events_api" || env.retry >= MaxRetries+maxLostRetries {
 		return
 	}
-	wait := waits[min(env.retry, len(waits)-1)]
+	s.mu.Lock()
+	n := env.retry - env.lostBefore
+	s.mu.Unlock()
+	wait := waits[min(n, len(waits)-1)]
 	s.mu.Lock()
 	heap.Push(&s.ackq, pendingAck{env: env, due: time.Now().Add(wait)})
 	s.mu.Unlock()
@@ -507,8 +562,9 @@ func (s *Server) redeliverLoop() {
 		var due []*envelope
 		for len(s.ackq) > 0 && !s.ackq[0].due.After(now) {
 			env := heap.Pop(&s.ackq).(pendingAck).env
-			if !env.acked && !env.redelivered {
+			if env.mayRetryLocked() {
 				env.redelivered = true
+				s.redelivering++
 				due = append(due, env)
 			}
 		}
@@ -520,7 +576,13 @@ func (s *Server) redeliverLoop() {
 		}
 		s.mu.Unlock()
 		for _, env := range due {
-			s.spawn(func() { s.redeliverOne(env) })
+			s.spawn(func() {
+				s.redeliverOne(env)
+				s.mu.Lock()
+				s.redelivering--
+				s.notifyLocked()
+				s.mu.Unlock()
+			})
 		}
 		t.Reset(wait)
 		select {
@@ -534,13 +596,27 @@ func (s *Server) redeliverLoop() {
 
 // redeliverOne sends env's payload again as Slack does after a timeout.
 func (s *Server) redeliverOne(env *envelope) {
+	next := s.nextDelivery(env, "timeout")
 	s.mu.Lock()
 	avoid := env.conn
 	s.mu.Unlock()
-	next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
 	if s.deliver(s.ctx, next, avoid) == nil {
 		s.watchAck(next)
 	}
+}
+
+// nextDelivery returns the redelivery of env: the same payload and
+// event_id, a new envelope_id, retry_attempt one higher and retry_reason
+// reason.
+func (s *Server) nextDelivery(env *envelope, reason string) *envelope {
+	next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, reason)
+	s.mu.Lock()
+	next.lostBefore = env.lostBefore
+	if env.lost {
+		next.lostBefore++
+	}
+	s.mu.Unlock()
+	return next
 }
 
 // disconnect stops sending on conns, sends each `disconnect` with reason and
@@ -620,12 +696,16 @@ func (s *Server) DropConn(id int) error {
 // DropSockets makes the fake drop connections at random while it sends
 // envelopes: for each envelope, with probability p (0 turns it off), the
 // connection chosen for it is closed abruptly, half the time before the
-// envelope is written (it is recorded in Sent with Lost set, as an envelope
-// Slack wrote into a socket that had died) and half the time just after (it
-// may arrive; its ack may not). The draws come from a generator seeded with
+// envelope is written (as an envelope Slack wrote into a socket that had
+// died) and half the time just after (it may arrive; its ack may not).
+// Either way every envelope on that connection not yet acknowledged, this
+// one included, is recorded in Sent with Lost set: a connection dropped with
+// a backlog loses all of it. The draws come from a generator seeded with
 // seed, so a run's sequence of faults is the same for the same seed and
 // order of sends. Clients reconnect as they would to Slack; pair this with
-// RedeliverUnacked so that what was lost is sent again.
+// RedeliverUnacked so that what was lost is sent again: a lost delivery does
+// not count against MaxRetries, so with RedeliverUnacked no event is given up
+// for drops alone.
 func (s *Server) DropSockets(p float64, seed uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -808,7 +888,7 @@ func (s *Server) Redeliver(ctx context.Context, envelopeID, reason string) (stri
 	if old == nil || old.typ != "events_api" {
 		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, ErrUnknownEnvelope)
 	}
-	env := newEnvelope(old.typ, old.payload, old.eventID, old.retry+1, reason)
+	env := s.nextDelivery(old, reason)
 	if err := s.deliver(ctx, env, avoid); err != nil {
 		return "", fmt.Errorf("slacktest: redeliver %s: %w", envelopeID, err)
 	}
@@ -830,7 +910,7 @@ func (s *Server) RedeliverUnackedNow(ctx context.Context) ([]string, error) {
 	var avoid []int
 	for _, sent := range s.sent {
 		env := s.envelopes[sent.EnvelopeID]
-		if env == nil || env.typ != "events_api" || env.acked || env.redelivered || env.retry >= MaxRetries {
+		if env == nil || !env.mayRetryLocked() {
 			continue
 		}
 		env.redelivered = true
@@ -840,7 +920,7 @@ func (s *Server) RedeliverUnackedNow(ctx context.Context) ([]string, error) {
 	s.mu.Unlock()
 	var ids []string
 	for i, env := range due {
-		next := newEnvelope(env.typ, env.payload, env.eventID, env.retry+1, "timeout")
+		next := s.nextDelivery(env, "timeout")
 		if err := s.deliver(ctx, next, avoid[i]); err != nil {
 			return ids, fmt.Errorf("slacktest: redeliver %s: %w", env.id, err)
 		}
