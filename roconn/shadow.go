@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"modernc.org/libc"
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // A programCheck is the read half of the check of a compiled program, and
@@ -69,9 +69,9 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 	}
 	sprog, sreads, err := pc.compileShadow(ctx, stmt)
 	if err != nil {
-		var se *sqlite.Error
-		if errors.As(err, &se) {
-			return refuse("against what the policy exposes, " + sqliteMessage(se))
+		var ce *shadowCompileError
+		if errors.As(err, &ce) {
+			return refuse("against what the policy exposes, " + clipName(ce.msg))
 		}
 		return err
 	}
@@ -123,17 +123,40 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 	sc.rec.start()
 	prog, err := explain(ctx, conn, stmt)
 	reads := sc.rec.stop()
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		// SQLite refused to compile it: say why in its own words.
+		if rerr := conn.Raw(func(dc any) error {
+			msg, merr := errmsg(sc.sqliteConn)
+			if merr == nil && msg != "" {
+				err = &shadowCompileError{msg: msg}
+			}
+			return merr
+		}); rerr != nil {
+			return nil, nil, rerr
+		}
+	}
 	return prog, reads, err
 }
 
-// sqliteMessage is SQLite's own message in err, without the result code's
-// name and number that the driver adds.
-func sqliteMessage(err *sqlite.Error) string {
-	msg := strings.TrimPrefix(err.Error(), "SQL logic error: ")
-	return clipName(resultCodeSuffix.ReplaceAllString(msg, ""))
-}
+// A shadowCompileError is SQLite's refusal to compile a statement on a
+// shadow connection: its own message (sqlite3_errmsg), read from the
+// connection right after the failed compile, e.g. "no such column: x".
+type shadowCompileError struct{ msg string }
 
-var resultCodeSuffix = regexp.MustCompile(` \(\d+\)$`)
+func (e *shadowCompileError) Error() string { return "roconn: shadow compile: " + e.msg }
+
+// errmsg returns SQLite's message for the last failed call on dc, a
+// modernc.org/sqlite connection.
+func errmsg(dc driver.Conn) (string, error) {
+	h, err := sqliteHandle(dc)
+	if err != nil {
+		return "", err
+	}
+	tls := libc.NewTLS()
+	defer tls.Close()
+	return libc.GoString(sqlite3.Xsqlite3_errmsg(tls, h)), nil
+}
 
 // Close closes the shadow connections.
 func (pc *programCheck) Close() error { return pc.shadow.Close() }
