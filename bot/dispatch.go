@@ -232,7 +232,7 @@ func (b *Bot) goNotice(s *session, q question, mrkdwn string) {
 // logAttrs are the fields logged about a question: ids and sizes, never text.
 func logAttrs(q question) []slog.Attr {
 	return []slog.Attr{
-		slog.String("event_id", q.EventID), slog.String("kind", q.Kind), slog.String("channel", q.Channel),
+		slog.String("event_id", q.EventID), slog.String("kind", string(q.Kind)), slog.String("channel", q.Channel),
 		slog.String("user", q.User), slog.String("ts", q.TS), slog.Int("chars", q.Chars),
 	}
 }

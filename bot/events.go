@@ -10,10 +10,19 @@ import (
 	"sqlbot/agent/present"
 )
 
+// A questionKind says where a question was asked: in a channel, mentioning
+// the bot, or in a direct message (whose answers stay private).
+type questionKind string
+
+const (
+	kindMention questionKind = "mention"
+	kindDM      questionKind = "dm"
+)
+
 // A question is one message for the bot, taken from an event.
 type question struct {
 	EventID  string
-	Kind     string // "mention" or "dm", for logs
+	Kind     questionKind
 	User     string
 	Channel  string
 	TS       string // the question message, for the reaction
@@ -41,7 +50,7 @@ func fromMention(ev *slackevents.AppMentionEvent, eventID, self string) (questio
 	}
 	q := question{
 		EventID:  eventID,
-		Kind:     "mention",
+		Kind:     kindMention,
 		User:     ev.User,
 		Channel:  ev.Channel,
 		TS:       ev.TimeStamp,
@@ -73,7 +82,7 @@ func fromDM(ev *slackevents.MessageEvent, eventID, self string) (question, bool)
 	}
 	q := question{
 		EventID:  eventID,
-		Kind:     "dm",
+		Kind:     kindDM,
 		User:     ev.User,
 		Channel:  ev.Channel,
 		TS:       ev.TimeStamp,

@@ -49,7 +49,7 @@ func answerKey(channel, ts string) string { return "answer:" + channel + ":" + t
 // verifiable reports whether an answer to q can be verified: an answer
 // that ran SQL, posted in a conversation that is not a DM.
 func verifiable(q question, res *agent.Result) bool {
-	return q.Kind != "dm" && res != nil && res.Outcome == agent.Answered && res.FinalSQL != ""
+	return q.Kind != kindDM && res != nil && res.Outcome == agent.Answered && res.FinalSQL != ""
 }
 
 // recordAnswer remembers that the message ts in q's channel answers q with

@@ -73,7 +73,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		}
 	})
 	chartDone := "none"
-	if d.err == nil && d.form != "failure" {
+	if d.err == nil && d.form != formFailure {
 		chartDone = b.attachChart(s.base, q, res, d.ts, attrs)
 	}
 
@@ -81,7 +81,7 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 		slog.String("outcome", string(outcome)),
 		slog.Duration("queued", start.Sub(queuedAt)),
 		slog.Duration("elapsed", elapsed),
-		slog.String("reply", d.form),
+		slog.String("reply", string(d.form)),
 		slog.String("csv", d.csv),
 		slog.String("chart", chartDone),
 		slog.String("reply_ts", d.ts),
@@ -98,10 +98,19 @@ func (b *Bot) answer(s *session, q question, slot chan struct{}) {
 	b.log.LogAttrs(s.base, slog.LevelInfo, "bot: question answered", attrs...)
 }
 
+// A replyForm is the form in which a reply was posted.
+type replyForm string
+
+const (
+	formFull    replyForm = "full"    // as rendered
+	formCompact replyForm = "compact" // the smaller form, after Slack refused the full one
+	formFailure replyForm = "failure" // the fixed failure sentence, after Slack refused both
+)
+
 // A delivery is what became of one reply.
 type delivery struct {
 	ts   string // the reply's ts; "" when nothing was posted
-	form string // "full", "compact" (the smaller form) or "failure" (the fixed sentence)
+	form replyForm
 	csv  string // "none", "attached", "cut" (attached, cut at MaxCSVBytes) or "failed"
 	err  error  // why nothing was posted
 }
@@ -123,12 +132,12 @@ type delivery struct {
 // posted is called with the reply's ts once it is posted (in full or in the
 // smaller form, not the failure sentence), before its CSV is uploaded.
 func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r reply, attrs []slog.Attr, posted func(ts string)) delivery {
-	d := delivery{form: "full", csv: "none"}
+	d := delivery{form: formFull, csv: "none"}
 	d.ts, d.err = b.post(ctx, q.Channel, q.ThreadTS, r)
 	if isContentRefusal(d.err) && res != nil {
 		b.log.LogAttrs(ctx, slog.LevelWarn, "bot: Slack refused the reply's content; sending the smaller form",
 			append(attrs, slog.Any("err", d.err))...)
-		r, d.form = renderCompact(res, b.cfg.MaxCSVBytes), "compact"
+		r, d.form = renderCompact(res, b.cfg.MaxCSVBytes), formCompact
 		d.ts, d.err = b.post(ctx, q.Channel, q.ThreadTS, r)
 	}
 	var refused slack.SlackErrorResponse
@@ -136,14 +145,14 @@ func (b *Bot) deliver(ctx context.Context, q question, res *agent.Result, r repl
 		// Slack refused the message itself, so it was not posted: say that
 		// something went wrong, once.
 		b.log.LogAttrs(ctx, slog.LevelError, "bot: Slack refused the reply; posting the failure sentence",
-			append(attrs, slog.String("form", d.form), slog.Any("err", d.err))...)
-		r, d.form = renderFailure(failInternal), "failure"
+			append(attrs, slog.String("form", string(d.form)), slog.Any("err", d.err))...)
+		r, d.form = renderFailure(failInternal), formFailure
 		d.ts, d.err = b.post(ctx, q.Channel, q.ThreadTS, r)
 	}
 	if d.err != nil {
 		return d
 	}
-	if d.form != "failure" {
+	if d.form != formFailure {
 		posted(d.ts)
 	}
 	if r.CSV == nil {
