@@ -77,15 +77,21 @@ type sqliteConn interface {
 // closed the same way.
 type physConn struct {
 	sqliteConn
-	auth   *authState // nil on a connection that has no authorizer of ours
-	handle uintptr    // the sqlite3* of the connection, for the C API
-	tls    *libc.TLS  // the owner's TLS for calls on handle
-
-	opcodes map[string]string // opcode names read so far (see opcode)
-	work    chan func()       // statements for the connection's own goroutine (see pool)
+	capi
+	auth *authState  // nil on a connection that has no authorizer of ours
+	work chan func() // statements for the connection's own goroutine (see pool)
 
 	mu  sync.Mutex
 	job *job // the statement running, which interrupt may stop; nil when idle
+}
+
+// A capi is a connection's way into SQLite's C API: its sqlite3* and the
+// TLS of the one goroutine at a time that calls on it, with the opcode
+// names its programs have used so far (see opcode).
+type capi struct {
+	handle  uintptr
+	tls     *libc.TLS
+	opcodes map[string]string
 }
 
 // Close closes the driver connection, then the owner's TLS.
@@ -404,7 +410,7 @@ func (c *connector) wrap(dc driver.Conn, st *authState, hooked bool) (*physConn,
 	if err := setLimits(h, c.valueBytes, c.restricted); err != nil {
 		return nil, err
 	}
-	return &physConn{sqliteConn: sc, auth: st, handle: h, tls: libc.NewTLS()}, nil
+	return &physConn{sqliteConn: sc, auth: st, capi: capi{handle: h, tls: libc.NewTLS()}}, nil
 }
 
 // memoryOnly keeps everything SQLite would write to a temporary file (sorts,

@@ -40,7 +40,7 @@ func (e *SQLError) Error() string { return e.text }
 // errorOf returns the error for result code rc on the connection; its Error
 // is worded as modernc.org/sqlite words its own ("SQL logic error: no such
 // column: x (1)").
-func errorOf(pc *physConn, rc int32) *SQLError {
+func errorOf(pc *capi, rc int32) *SQLError {
 	str := libc.GoString(sqlite3.Xsqlite3_errstr(pc.tls, rc))
 	msg := libc.GoString(sqlite3.Xsqlite3_errmsg(pc.tls, pc.handle))
 	if msg == "" || msg == str {
@@ -73,7 +73,7 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := prepare(pc, explainPrefix+stmt)
+	st, err := prepare(&pc.capi, explainPrefix+stmt)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 		return nil, &Refusal{Layer: LayerReadOnly, Reason: "EXPLAIN is not allowed"}
 	}
 
-	prog, err := readProgram(pc, st)
+	prog, err := readProgram(&pc.capi, st)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 	pc.auth.seal()
 	defer pc.auth.unseal()
 	if rc := sqlite3.Xsqlite3_stmt_explain(tls, st, 0); rc != sqlite3.SQLITE_OK {
-		return nil, errorOf(pc, rc)
+		return nil, errorOf(&pc.capi, rc)
 	}
 	if reprepared(pc, st) {
 		return nil, recompiled()
@@ -143,7 +143,7 @@ func reprepared(pc *physConn, st uintptr) bool {
 // prepare compiles sql on pc and returns the statement. The text must hold
 // exactly one statement: anything but space and comments after it is
 // refused.
-func prepare(pc *physConn, sql string) (uintptr, error) {
+func prepare(pc *capi, sql string) (uintptr, error) {
 	tls := pc.tls
 	z, err := libc.CString(sql)
 	if err != nil {
@@ -191,7 +191,7 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 
 // readProgram steps st, compiled in EXPLAIN mode, and returns its program:
 // every column of every row (addr is the index).
-func readProgram(pc *physConn, st uintptr) ([]instr, error) {
+func readProgram(pc *capi, st uintptr) ([]instr, error) {
 	tls := pc.tls
 	prog := make([]instr, 0, 16)
 	for {
@@ -218,7 +218,7 @@ func readProgram(pc *physConn, st uintptr) ([]instr, error) {
 
 // opcode returns name as a string of the connection's own, so that reading
 // a program allocates no opcode names after the first few statements.
-func (c *physConn) opcode(name string) string {
+func (c *capi) opcode(name string) string {
 	if s, ok := c.opcodes[name]; ok {
 		return s
 	}
@@ -254,7 +254,7 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 			return res, nil
 		case sqlite3.SQLITE_ROW:
 		default:
-			return nil, errorOf(pc, rc)
+			return nil, errorOf(&pc.capi, rc)
 		}
 		if len(res.Rows) == db.lim.Rows {
 			res.Truncated = true

@@ -442,13 +442,13 @@ func TestOpenProbes(t *testing.T) {
 func pooledProgram(ctx context.Context, db *DB, query string) (prog []instr, denial string, err error) {
 	j, err := db.pool.start(ctx, func(_ context.Context, pc *physConn) (*Result, error) {
 		pc.auth.reset()
-		st, err := prepare(pc, explainPrefix+query)
+		st, err := prepare(&pc.capi, explainPrefix+query)
 		denial = pc.auth.denial()
 		if err != nil {
 			return nil, err
 		}
 		defer sqlite3.Xsqlite3_finalize(pc.tls, st)
-		prog, err = readProgram(pc, st)
+		prog, err = readProgram(&pc.capi, st)
 		return nil, err
 	})
 	if err != nil {

@@ -430,7 +430,7 @@ func (db *DB) probeRefused(ctx context.Context, probe string, layer Layer) error
 func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
 	j, err := db.pool.start(ctx, func(_ context.Context, pc *physConn) (*Result, error) {
 		pc.auth.reset()
-		st, err := prepare(pc, probe)
+		st, err := prepare(&pc.capi, probe)
 		if err == nil {
 			sqlite3.Xsqlite3_finalize(pc.tls, st)
 		}

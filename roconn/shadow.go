@@ -69,9 +69,11 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 	}
 	sprog, sreads, err := pc.compileShadow(ctx, stmt)
 	if err != nil {
-		var ce *shadowCompileError
-		if errors.As(err, &ce) {
-			return refuse("against what the policy exposes, " + clipName(ce.msg))
+		var se *SQLError
+		if errors.As(err, &se) {
+			// SQLite refused to compile it against the exposed objects:
+			// say why in its own words.
+			return refuse("against what the policy exposes, " + clipName(se.Message))
 		}
 		return err
 	}
@@ -102,60 +104,44 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 }
 
 // compileShadow compiles stmt as EXPLAIN on a shadow connection and returns
-// its program and the reads its authorizer saw.
+// its program and the reads its authorizer saw. It compiles and reads the
+// program through SQLite's C API, as the real connections do; an error from
+// SQLite is a *SQLError. A ctx that ends before or during it ends it.
 func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr, []read, error) {
 	conn, err := pc.shadow.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer conn.Close()
-	var sc *shadowConn
-	if err := conn.Raw(func(dc any) error {
-		var ok bool
-		sc, ok = dc.(*shadowConn)
+	var prog []instr
+	var reads []read
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*shadowConn)
 		if !ok {
 			return fmt.Errorf("roconn: unexpected shadow connection %T", dc)
 		}
-		return nil
-	}); err != nil {
+		stop := context.AfterFunc(ctx, func() {
+			tls := libc.NewTLS()
+			sqlite3.Xsqlite3_interrupt(tls, sc.handle)
+			tls.Close()
+		})
+		defer stop()
+		sc.rec.start()
+		st, err := prepare(&sc.capi, explainPrefix+stmt)
+		if err == nil {
+			prog, err = readProgram(&sc.capi, st)
+			sqlite3.Xsqlite3_finalize(sc.tls, st)
+		}
+		reads = sc.rec.stop()
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return err
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	sc.rec.start()
-	prog, err := explain(ctx, conn, stmt)
-	reads := sc.rec.stop()
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		// SQLite refused to compile it: say why in its own words.
-		if rerr := conn.Raw(func(dc any) error {
-			msg, merr := errmsg(sc.sqliteConn)
-			if merr == nil && msg != "" {
-				err = &shadowCompileError{msg: msg}
-			}
-			return merr
-		}); rerr != nil {
-			return nil, nil, rerr
-		}
-	}
-	return prog, reads, err
-}
-
-// A shadowCompileError is SQLite's refusal to compile a statement on a
-// shadow connection: its own message (sqlite3_errmsg), read from the
-// connection right after the failed compile, e.g. "no such column: x".
-type shadowCompileError struct{ msg string }
-
-func (e *shadowCompileError) Error() string { return "roconn: shadow compile: " + e.msg }
-
-// errmsg returns SQLite's message for the last failed call on dc, a
-// modernc.org/sqlite connection.
-func errmsg(dc driver.Conn) (string, error) {
-	h, err := sqliteHandle(dc)
-	if err != nil {
-		return "", err
-	}
-	tls := libc.NewTLS()
-	defer tls.Close()
-	return libc.GoString(sqlite3.Xsqlite3_errmsg(tls, h)), nil
+	return prog, reads, nil
 }
 
 // Close closes the shadow connections.
@@ -278,7 +264,15 @@ type shadowConnector struct {
 // A shadowConn is one shadow connection and the recorder installed on it.
 type shadowConn struct {
 	sqliteConn
+	capi
 	rec *recorder
+}
+
+// Close closes the driver connection, then its TLS.
+func (c *shadowConn) Close() error {
+	err := c.sqliteConn.Close()
+	c.tls.Close()
+	return err
 }
 
 // Connect opens and builds one shadow connection.
@@ -333,16 +327,16 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 		return nil, err
 	}
 	tls := libc.NewTLS()
-	err = viewsWhole(tls, h)
-	tls.Close()
-	if err != nil {
+	if err := viewsWhole(tls, h); err != nil {
+		tls.Close()
 		return nil, err
 	}
 	rec := &recorder{}
 	if err := dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(rec.authorize); err != nil {
+		tls.Close()
 		return nil, err
 	}
-	return &shadowConn{sqliteConn: conn, rec: rec}, nil
+	return &shadowConn{sqliteConn: conn, capi: capi{handle: h, tls: tls}, rec: rec}, nil
 }
 
 // Driver implements driver.Connector.
