@@ -285,15 +285,12 @@ func (s *served) String() string {
 // with settings added to the Slack ones (SLACK_API_URL without its trailing
 // "/", which the bot must add), waits until it is connected, and stops it
 // when the test ends.
-func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings ...string) *served {
+// startServe runs `sqlbot serve --db db` with env in this process, and
+// stops it when the test ends (or on s.stop). ctx ends when it is stopped.
+func startServe(t *testing.T, db string, env []string) (ctx context.Context, s *served) {
 	t.Helper()
-	env := append([]string{
-		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
-		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
-		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir(),
-	}, settings...)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{}
+	s = &served{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--db", db}, env, io.Discard, s) }()
 	var once sync.Once
@@ -303,6 +300,17 @@ func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings .
 		return err
 	}
 	t.Cleanup(func() { s.stop() })
+	return ctx, s
+}
+
+func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings ...string) *served {
+	t.Helper()
+	env := append([]string{
+		"SLACK_APP_TOKEN=" + slack.AppToken(), "SLACK_BOT_TOKEN=" + slack.BotToken(),
+		"SLACK_API_URL=" + strings.TrimSuffix(slack.URL, "/"),
+		"SQLBOT_LOG_LEVEL=error", "XDG_CACHE_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir(),
+	}, settings...)
+	ctx, s := startServe(t, db, env)
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	if err := slack.WaitConnected(wctx); err != nil {

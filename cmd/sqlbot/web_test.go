@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -99,17 +97,7 @@ func serveWeb(t *testing.T, db string, settings ...string) (string, *served) {
 			addr = v
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--db", db}, env, io.Discard, s) }()
-	var once sync.Once
-	var err error
-	s.stop = func() error {
-		once.Do(func() { cancel(); err = <-done })
-		return err
-	}
-	t.Cleanup(func() { s.stop() })
+	_, s := startServe(t, db, env)
 	host, port, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
