@@ -94,7 +94,9 @@ func heldOutSchema() (*draft.Schema, map[string]bool) {
 		Columns: []draft.Column{
 			{Name: "id", Type: "TEXT", PrimaryKey: true, NonNull: n, Distinct: n, Samples: gen(func(int) any { return uuid() })},
 			column("title", "TEXT", gen(func(i int) any { return products[i%len(products)] })),
-			column("sku", "TEXT", gen(func(int) any { return fmt.Sprintf("SKU-%05d-%s", r.IntN(100000), pick([]string{"BL", "RD", "GR", "XL"})) })),
+			column("sku", "TEXT", gen(func(int) any {
+				return fmt.Sprintf("SKU-%05d-%s", r.IntN(100000), pick([]string{"BL", "RD", "GR", "XL"}))
+			})),
 			column("colour", "TEXT", gen(func(int) any { return "#" + hex(6) })),
 			column("version", "TEXT", gen(func(int) any { return hex(7 + r.IntN(6)) })),
 			column("price", "REAL", gen(func(int) any { return twoDecimals(1, 200) })),
