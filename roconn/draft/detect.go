@@ -26,6 +26,7 @@ const (
 	kindIBAN
 	kindJWT
 	kindAPIKey
+	kindHexSecret
 	kindPassHash
 	kindNationalID
 	kindCoordinates
@@ -54,6 +55,8 @@ func (k kind) what() string {
 		return "JSON web tokens"
 	case kindAPIKey:
 		return "API keys or secret tokens"
+	case kindHexSecret:
+		return "hex secrets or digests of 48 digits or more"
 	case kindPassHash:
 		return "password hashes"
 	case kindNationalID:
@@ -214,6 +217,8 @@ func (d *detector) shape(s string, digit, letter, space, at bool) kind {
 		return kindJWT
 	case keyish && d.isAPIKey(s):
 		return kindAPIKey
+	case !space && isHexSecret(s):
+		return kindHexSecret
 	case at && d.isEmail(s):
 		return kindEmail
 	case !digit:
@@ -272,6 +277,35 @@ func (d *detector) isAPIKey(s string) bool {
 		}
 	}
 	return isGenericSecret(s)
+}
+
+// isHexSecret reports whether s is a long random hex string: 48 to 512 hex
+// digits in one case, an even number of them, with letters and digits
+// mixed as random bytes give them. That is a SHA-256 or longer digest or a
+// token of 24 bytes or more. Shorter ones (32 and 40 digits) are left to the
+// column's name: they are as often UUIDs without dashes, MD5 checksums of
+// files and commit ids.
+func isHexSecret(s string) bool {
+	if len(s) < 48 || len(s) > 512 || len(s)%2 != 0 {
+		return false
+	}
+	var upper, lower, digit int
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit++
+		case c >= 'a' && c <= 'f':
+			lower++
+		case c >= 'A' && c <= 'F':
+			upper++
+		default:
+			return false
+		}
+	}
+	if upper > 0 && lower > 0 {
+		return false
+	}
+	return digit >= len(s)/8 && upper+lower >= len(s)/8 && entropy(s) >= 3.3
 }
 
 func isGenericSecret(s string) bool {

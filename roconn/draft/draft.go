@@ -53,7 +53,9 @@
 //     web tokens (a decoded header with "alg"); API keys by their vendors'
 //     prefixes (sk-, AKIA, ghp_, xoxb-, AIza, glpat-...) and generic secrets
 //     (at least 20 characters mixing upper case, lower case and digits as
-//     random strings do); password hashes (bcrypt, argon2, sha-crypt,
+//     random strings do, or 48 hex digits or more: a SHA-256 digest or a
+//     32-byte token, while 32 and 40 digits are left alone, being as often
+//     UUIDs without dashes, file checksums and commit ids); password hashes (bcrypt, argon2, sha-crypt,
 //     md5-crypt, scrypt, yescrypt, pbkdf2 in passlib, Django and Werkzeug
 //     forms, LDAP, phpass); national numbers with a checksum or distinctive
 //     shape (US SSN, Spanish DNI and NIE, Brazilian CPF, Italian codice
@@ -539,7 +541,7 @@ func share(k, n int) float64 {
 // for the column to be private (see the package doc).
 func threshold(k kind) float64 {
 	switch k {
-	case kindCard, kindNationalID, kindIP, kindCoordinates, kindAPIKey:
+	case kindCard, kindNationalID, kindIP, kindCoordinates, kindAPIKey, kindHexSecret:
 		return 0.3
 	case kindPhone, kindStreet, kindPersonName:
 		return 0.4
