@@ -81,8 +81,12 @@
 //   - A numeric column is a precise coordinate when most of its values have
 //     4 or more decimals (about 11 metres) within ±180, and either its name
 //     says so (lat, lng, loc, position, Breite...) or it has a partner of
-//     the same kind in its table, one of them within ±90. Rounded
-//     coordinates (a store's, to 2 decimals) are kept.
+//     the same kind in its table, one of them within ±90. Without the name,
+//     its values must be 1 or more from zero, or lie on both sides of zero
+//     and mostly 0.1 or more from it (longitudes near the prime meridian,
+//     latitudes near the equator): shares and weights in [0, 1] and small
+//     signed changes are not coordinates. Rounded coordinates (a store's,
+//     to 2 decimals) are kept.
 //   - Free text (values of six words or more, or long, or over several
 //     lines) is where instructions can hide: such columns are marked in a
 //     comment, and hidden when their values hold e-mail addresses or phone
@@ -417,6 +421,8 @@ type colStats struct {
 	maxLen   int
 	// coordinate candidates: numbers with 4 or more decimals within ±180
 	precise, within90, aboveOne int
+	// of those, the ones at least 0.1 from zero, and the negative ones
+	tenth, negative int
 }
 
 func (m *maker) stats(c *Column) colStats {
@@ -482,6 +488,12 @@ func (m *maker) stats(c *Column) colStats {
 				}
 				if math.Abs(f) >= 1 {
 					st.aboveOne++
+				}
+				if math.Abs(f) >= 0.1 {
+					st.tenth++
+				}
+				if f < 0 {
+					st.negative++
 				}
 			}
 		}
@@ -758,7 +770,12 @@ func (m *maker) coordinates(o *Object, stats []colStats, ds []Decision) {
 				five++
 			}
 		}
-		if share(st.aboveOne, st.n) >= 0.8 {
+		// Most coordinates are 1 or more from zero; those near the prime
+		// meridian or the equator (-3 to 2 across Britain, France, Ghana)
+		// lie on both sides of it, unlike shares, weights and scores in
+		// [0, 1], and away from it, unlike small signed changes.
+		near := share(st.tenth, st.n) >= 0.8 && share(st.negative, st.n) >= 0.1 && share(st.precise-st.negative, st.n) >= 0.1
+		if share(st.aboveOne, st.n) >= 0.8 || near {
 			cands = append(cands, cand{i: i, lat: st.within90 == st.precise, five: share(five, st.n) >= 0.5, median: median(st)})
 		}
 	}
