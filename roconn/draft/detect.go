@@ -962,13 +962,15 @@ func (d *detector) isPersonName(s string) float64 {
 	}
 	first, last := strings.Trim(parts[0], "."), parts[len(parts)-1]
 	if lower {
-		if d.lex.first[first] && d.lex.last[last] && len(first) > 1 {
+		if d.lex.first[first] && d.lex.last[last] && len(first) > 1 || d.eastName(first, last, family != "") {
 			return 1
 		}
 		return 0
 	}
 	switch {
 	case d.lex.first[first] && d.lex.last[last]:
+		return 1
+	case d.eastName(first, last, family != ""):
 		return 1
 	case len(first) == 1 && d.lex.last[last]: // "J. Smith"
 		return 1
@@ -978,6 +980,38 @@ func (d *detector) isPersonName(s string) float64 {
 		return 0.5
 	}
 	return 0
+}
+
+// eastName reports whether first and last, the first and last parts of a
+// name as written (folded), are a family and a given name of Japan, Korea,
+// Vietnam or China in either order: "Watanabe Hiroshi", "Nguyen Van An",
+// "Kim Min-jun", "Hiroshi Watanabe". A hyphenated given name is known when
+// each of its syllables is. Very short pairs ("Oh My", "Le An") are not
+// trusted: too many short words are also such names. comma says the value
+// was "Family, Given", already turned given first.
+func (d *detector) eastName(first, last string, comma bool) bool {
+	if len(first)+len(last) < 5 {
+		return false
+	}
+	given := func(w string) bool {
+		if d.lex.eastGiven[w] || d.lex.eastGiven[strings.ReplaceAll(w, "-", "")] {
+			return true
+		}
+		syl := strings.Split(w, "-")
+		if len(syl) < 2 {
+			return false
+		}
+		for _, s := range syl {
+			if !d.lex.eastGiven[s] {
+				return false
+			}
+		}
+		return true
+	}
+	if !comma && d.lex.eastFamily[first] && given(last) {
+		return true
+	}
+	return given(first) && (d.lex.eastFamily[last] || d.lex.last[last])
 }
 
 // isNamePart reports whether the single word s is a known given or family

@@ -313,6 +313,25 @@ func TestPersonName(t *testing.T) {
 	}
 }
 
+// TestEastAsianName: family names first (and given first), romanised,
+// Vietnamese with or without its diacritics; product names with Asian
+// words and short word pairs are not names.
+func TestEastAsianName(t *testing.T) {
+	d := newDetector()
+	for _, s := range []string{"Watanabe Hiroshi", "Hiroshi Watanabe", "Nguyen Van An", "Nguyễn Thị Mai", "Kim Min-jun",
+		"Park Seo-yeon", "Wang Wei", "Zhang Xiao-ming", "Watanabe, Hiroshi", "tanaka yuki", "Tran Minh Quang"} {
+		if d.isPersonName(s) < 1 {
+			t.Errorf("isPersonName(%q) = %v, want 1", s, d.isPersonName(s))
+		}
+	}
+	for _, s := range []string{"Osaka Ramen Kit", "Park Bench Cushion", "Song Book", "Sun Hat", "Oh My", "Mai Tai Syrup",
+		"Kimchi Crock", "Long Sleeve Tee", "Moon Lamp", "Kyoto Matcha Tin"} {
+		if d.isPersonName(s) >= 1 {
+			t.Errorf("isPersonName(%q) = %v, want less than 1", s, d.isPersonName(s))
+		}
+	}
+}
+
 func TestSplitName(t *testing.T) {
 	for in, want := range map[string]string{
 		"BillingPostalCode": "billing postal code",
