@@ -249,15 +249,15 @@ func TestChinook(t *testing.T) {
 	noHiddenValues(t, chinook(t), hidden, text)
 	// The reason names the link a join would follow.
 	for _, c := range []string{"BillingCity", "BillingState"} {
-		if !regexpReason(text, c, "Invoice.CustomerId") {
+		if !reasonMentions(text, c, "Invoice.CustomerId") {
 			t.Errorf("Invoice.%s's reason does not name Invoice.CustomerId:\n%s", c, text)
 		}
 	}
 }
 
-// regexpReason reports whether the draft's comment for a hidden column
+// reasonMentions reports whether the draft's comment for a hidden column
 // mentions want.
-func regexpReason(text, column, want string) bool {
+func reasonMentions(text, column, want string) bool {
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, column) && strings.Contains(line, "#") && strings.Contains(line, want) {
 			return true
