@@ -66,7 +66,10 @@
 //     whose given name, and ideally family name, are in the embedded lists,
 //     which come from @faker-js/faker's locales for those languages and the
 //     Nordic, Polish, Czech and Turkish ones; in lower case both must be
-//     known; a value that is a known city's name is not a person's).
+//     known; a value that is a known city's name is not a person's), or
+//     a family and a given name of Japan, Korea, Vietnam or China, in
+//     either order, from a shorter list of romanised names trusted only in
+//     pairs ("Watanabe Hiroshi", "Nguyen Van An", "Kim Min-jun").
 //   - A column is private by its values when enough of its distinct sampled
 //     values take one shape: a fifth for the shapes nothing else takes (a
 //     checksum with a fixed format, a vendor prefix, a hash format), 0.3 for
