@@ -26,6 +26,7 @@ const (
 	kindIBAN
 	kindJWT
 	kindAPIKey
+	kindHexSecret
 	kindPassHash
 	kindNationalID
 	kindCoordinates
@@ -54,6 +55,8 @@ func (k kind) what() string {
 		return "JSON web tokens"
 	case kindAPIKey:
 		return "API keys or secret tokens"
+	case kindHexSecret:
+		return "hex secrets or digests of 48 digits or more"
 	case kindPassHash:
 		return "password hashes"
 	case kindNationalID:
@@ -214,6 +217,8 @@ func (d *detector) shape(s string, digit, letter, space, at bool) kind {
 		return kindJWT
 	case keyish && d.isAPIKey(s):
 		return kindAPIKey
+	case !space && isHexSecret(s):
+		return kindHexSecret
 	case at && d.isEmail(s):
 		return kindEmail
 	case !digit:
@@ -272,6 +277,35 @@ func (d *detector) isAPIKey(s string) bool {
 		}
 	}
 	return isGenericSecret(s)
+}
+
+// isHexSecret reports whether s is a long random hex string: 48 to 512 hex
+// digits in one case, an even number of them, with letters and digits
+// mixed as random bytes give them. That is a SHA-256 or longer digest or a
+// token of 24 bytes or more. Shorter ones (32 and 40 digits) are left to the
+// column's name: they are as often UUIDs without dashes, MD5 checksums of
+// files and commit ids.
+func isHexSecret(s string) bool {
+	if len(s) < 48 || len(s) > 512 || len(s)%2 != 0 {
+		return false
+	}
+	var upper, lower, digit int
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit++
+		case c >= 'a' && c <= 'f':
+			lower++
+		case c >= 'A' && c <= 'F':
+			upper++
+		default:
+			return false
+		}
+	}
+	if upper > 0 && lower > 0 {
+		return false
+	}
+	return digit >= len(s)/8 && upper+lower >= len(s)/8 && entropy(s) >= 3.3
 }
 
 func isGenericSecret(s string) bool {
@@ -928,13 +962,15 @@ func (d *detector) isPersonName(s string) float64 {
 	}
 	first, last := strings.Trim(parts[0], "."), parts[len(parts)-1]
 	if lower {
-		if d.lex.first[first] && d.lex.last[last] && len(first) > 1 {
+		if d.lex.first[first] && d.lex.last[last] && len(first) > 1 || d.eastName(first, last, family != "") {
 			return 1
 		}
 		return 0
 	}
 	switch {
 	case d.lex.first[first] && d.lex.last[last]:
+		return 1
+	case d.eastName(first, last, family != ""):
 		return 1
 	case len(first) == 1 && d.lex.last[last]: // "J. Smith"
 		return 1
@@ -944,6 +980,38 @@ func (d *detector) isPersonName(s string) float64 {
 		return 0.5
 	}
 	return 0
+}
+
+// eastName reports whether first and last, the first and last parts of a
+// name as written (folded), are a family and a given name of Japan, Korea,
+// Vietnam or China in either order: "Watanabe Hiroshi", "Nguyen Van An",
+// "Kim Min-jun", "Hiroshi Watanabe". A hyphenated given name is known when
+// each of its syllables is. Very short pairs ("Oh My", "Le An") are not
+// trusted: too many short words are also such names. comma says the value
+// was "Family, Given", already turned given first.
+func (d *detector) eastName(first, last string, comma bool) bool {
+	if len(first)+len(last) < 5 {
+		return false
+	}
+	given := func(w string) bool {
+		if d.lex.eastGiven[w] || d.lex.eastGiven[strings.ReplaceAll(w, "-", "")] {
+			return true
+		}
+		syl := strings.Split(w, "-")
+		if len(syl) < 2 {
+			return false
+		}
+		for _, s := range syl {
+			if !d.lex.eastGiven[s] {
+				return false
+			}
+		}
+		return true
+	}
+	if !comma && d.lex.eastFamily[first] && given(last) {
+		return true
+	}
+	return given(first) && (d.lex.eastFamily[last] || d.lex.last[last])
 }
 
 // isNamePart reports whether the single word s is a known given or family

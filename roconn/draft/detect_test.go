@@ -129,7 +129,7 @@ func TestAPIKey(t *testing.T) {
 	}
 	for _, s := range []string{
 		"550e8400-e29b-41d4-a716-446655440000",                             // a UUID
-		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", // a hex digest
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", // a hex digest: see TestHexSecret
 		"SKU-48213-BLK-XL",
 		"ProductImageBlue2024.png",
 		"trail-runner-2-blue-size-10",
@@ -140,6 +140,37 @@ func TestAPIKey(t *testing.T) {
 	} {
 		if d.isAPIKey(s) {
 			t.Errorf("isAPIKey(%q) = true, want false", s)
+		}
+	}
+}
+
+// TestHexSecret: 48 hex digits or more in one case are a digest or a token;
+// UUIDs, 32- and 40-digit hex (MD5, commit ids), short hashes, colours and
+// words are not.
+func TestHexSecret(t *testing.T) {
+	d := newDetector()
+	for _, s := range []string{
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08",
+		"3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b0f6e2a3c4d5e6f70",
+	} {
+		if k := d.kindOf(s); k != kindHexSecret {
+			t.Errorf("kindOf(%q) = %v, want a hex secret", s, k.what())
+		}
+	}
+	for _, s := range []string{
+		"550e8400-e29b-41d4-a716-446655440000",
+		"550e8400e29b41d4a716446655440000",
+		"da39a3ee5e6b4b0d3255bfef95601890afd80709",
+		"3f9a2c1",
+		"#a1b2c3",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85",  // odd length
+		"E3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", // mixed case
+		"deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef", // repeated
+		"000000000000000000000000000000000000000000000000000000000000000000",
+	} {
+		if k := d.kindOf(s); k == kindHexSecret {
+			t.Errorf("kindOf(%q) is a hex secret, want not", s)
 		}
 	}
 }
@@ -278,6 +309,25 @@ func TestPersonName(t *testing.T) {
 		"alpine trek backpack", "summit pack", "shipping refund"} {
 		if d.isPersonName(s) > 0 {
 			t.Errorf("isPersonName(%q) = %v, want 0", s, d.isPersonName(s))
+		}
+	}
+}
+
+// TestEastAsianName: family names first (and given first), romanised,
+// Vietnamese with or without its diacritics; product names with Asian
+// words and short word pairs are not names.
+func TestEastAsianName(t *testing.T) {
+	d := newDetector()
+	for _, s := range []string{"Watanabe Hiroshi", "Hiroshi Watanabe", "Nguyen Van An", "Nguyễn Thị Mai", "Kim Min-jun",
+		"Park Seo-yeon", "Wang Wei", "Zhang Xiao-ming", "Watanabe, Hiroshi", "tanaka yuki", "Tran Minh Quang"} {
+		if d.isPersonName(s) < 1 {
+			t.Errorf("isPersonName(%q) = %v, want 1", s, d.isPersonName(s))
+		}
+	}
+	for _, s := range []string{"Osaka Ramen Kit", "Park Bench Cushion", "Song Book", "Sun Hat", "Oh My", "Mai Tai Syrup",
+		"Kimchi Crock", "Long Sleeve Tee", "Moon Lamp", "Kyoto Matcha Tin"} {
+		if d.isPersonName(s) >= 1 {
+			t.Errorf("isPersonName(%q) = %v, want less than 1", s, d.isPersonName(s))
 		}
 	}
 }

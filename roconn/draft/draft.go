@@ -53,7 +53,9 @@
 //     web tokens (a decoded header with "alg"); API keys by their vendors'
 //     prefixes (sk-, AKIA, ghp_, xoxb-, AIza, glpat-...) and generic secrets
 //     (at least 20 characters mixing upper case, lower case and digits as
-//     random strings do); password hashes (bcrypt, argon2, sha-crypt,
+//     random strings do, or 48 hex digits or more: a SHA-256 digest or a
+//     32-byte token, while 32 and 40 digits are left alone, being as often
+//     UUIDs without dashes, file checksums and commit ids); password hashes (bcrypt, argon2, sha-crypt,
 //     md5-crypt, scrypt, yescrypt, pbkdf2 in passlib, Django and Werkzeug
 //     forms, LDAP, phpass); national numbers with a checksum or distinctive
 //     shape (US SSN, Spanish DNI and NIE, Brazilian CPF, Italian codice
@@ -64,7 +66,10 @@
 //     whose given name, and ideally family name, are in the embedded lists,
 //     which come from @faker-js/faker's locales for those languages and the
 //     Nordic, Polish, Czech and Turkish ones; in lower case both must be
-//     known; a value that is a known city's name is not a person's).
+//     known; a value that is a known city's name is not a person's), or
+//     a family and a given name of Japan, Korea, Vietnam or China, in
+//     either order, from a shorter list of romanised names trusted only in
+//     pairs ("Watanabe Hiroshi", "Nguyen Van An", "Kim Min-jun").
 //   - A column is private by its values when enough of its distinct sampled
 //     values take one shape: a fifth for the shapes nothing else takes (a
 //     checksum with a fixed format, a vendor prefix, a hash format), 0.3 for
@@ -79,8 +84,12 @@
 //   - A numeric column is a precise coordinate when most of its values have
 //     4 or more decimals (about 11 metres) within ±180, and either its name
 //     says so (lat, lng, loc, position, Breite...) or it has a partner of
-//     the same kind in its table, one of them within ±90. Rounded
-//     coordinates (a store's, to 2 decimals) are kept.
+//     the same kind in its table, one of them within ±90. Without the name,
+//     its values must be 1 or more from zero, or lie on both sides of zero
+//     and mostly 0.1 or more from it (longitudes near the prime meridian,
+//     latitudes near the equator): shares and weights in [0, 1] and small
+//     signed changes are not coordinates. Rounded coordinates (a store's,
+//     to 2 decimals) are kept.
 //   - Free text (values of six words or more, or long, or over several
 //     lines) is where instructions can hide: such columns are marked in a
 //     comment, and hidden when their values hold e-mail addresses or phone
@@ -100,8 +109,14 @@
 //     table of people, though, a city and a state are part of each person's
 //     address (in a table of a few dozen people they single them out) and
 //     are hidden; the country and the company are kept there, with a
-//     comment to review them. Street lines and postal codes, which locate a
-//     building, are hidden everywhere.
+//     comment to review them. The same holds for a table whose rows belong
+//     to such people through a foreign key (Invoice.CustomerId refers to
+//     Customer, whose city the draft hides): its cities and regions
+//     (BillingCity, BillingState) would give each person's back through a
+//     join, so they are hidden with a reason naming the link. Its country
+//     is kept, with a comment: a country is shared by many people, and
+//     revenue by country is a question analysts ask. Street lines and
+//     postal codes, which locate a building, are hidden everywhere.
 package draft
 
 import (
@@ -182,6 +197,9 @@ type Entry struct {
 	// LeftOut, when set, says why the object is left out of the policy: a
 	// column to hide that a policy cannot hide, or nothing left to read.
 	LeftOut string
+
+	people        bool // its rows are people
+	addressHidden bool // it is a table of people and the draft hides part of their address
 }
 
 // A Decision is what the draft says about one column.
@@ -192,6 +210,7 @@ type Decision struct {
 	Reason   string // why it is hidden: what it looks like, and how that was decided
 	FreeText bool   // its values read as prose, where instructions can hide
 	Note     string // for the reviewer, on a readable column
+	address  bool   // hidden as part of an address: a street, a postal code, a city or a region
 }
 
 // Hidden returns the names of the entry's hidden columns, in schema order.
@@ -256,22 +275,49 @@ func Make(s *Schema) *Draft {
 		}
 		return 1
 	})
-	hidden := map[string]map[string]string{} // folded table → folded column → "Table.Column"
+	entries := make([]Entry, len(objs))
 	for i := range objs {
-		e := m.object(&objs[i], hidden)
-		if !e.View {
-			for _, dec := range e.Columns {
-				if dec.Hidden {
-					t := fold(e.Name)
-					if hidden[t] == nil {
-						hidden[t] = map[string]string{}
-					}
-					hidden[t][fold(dec.Column)] = e.Name + "." + dec.Column
-				}
+		if !objs[i].View {
+			entries[i] = m.object(&objs[i], nil, "")
+		}
+	}
+	// A table whose rows belong to a person whose address the draft hides
+	// (Invoice.CustomerId → Customer) is decided again: its own cities and
+	// regions would give that person's address back through a join.
+	addressed := map[string]bool{} // folded names of tables of people whose address is hidden
+	for i := range objs {
+		if !objs[i].View && entries[i].addressHidden {
+			addressed[fold(objs[i].Name)] = true
+		}
+	}
+	for i := range objs {
+		if !objs[i].View && !entries[i].people {
+			if link := personLink(&objs[i], addressed); link != "" {
+				entries[i] = m.object(&objs[i], nil, link)
 			}
 		}
-		d.Entries = append(d.Entries, e)
 	}
+	hidden := map[string]map[string]string{} // folded table → folded column → "Table.Column"
+	for i, e := range entries {
+		if objs[i].View {
+			continue
+		}
+		for _, dec := range e.Columns {
+			if dec.Hidden {
+				t := fold(e.Name)
+				if hidden[t] == nil {
+					hidden[t] = map[string]string{}
+				}
+				hidden[t][fold(dec.Column)] = e.Name + "." + dec.Column
+			}
+		}
+	}
+	for i := range objs {
+		if objs[i].View {
+			entries[i] = m.object(&objs[i], hidden, "")
+		}
+	}
+	d.Entries = entries
 	slices.SortFunc(d.Entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return d
 }
@@ -317,13 +363,30 @@ func (m *maker) kindOfTable(o *Object) tableKind {
 	return k
 }
 
-func (m *maker) object(o *Object, hidden map[string]map[string]string) Entry {
+// personLink names the foreign keys of table o that refer to a table in
+// addressed ("Invoice.CustomerId → Customer"), or returns "".
+func personLink(o *Object, addressed map[string]bool) string {
+	var links []string
+	for _, fk := range o.Foreign {
+		if addressed[fold(fk.RefTable)] && !strings.EqualFold(fk.RefTable, o.Name) {
+			links = append(links, o.Name+"."+fk.Column+" → "+fk.RefTable)
+		}
+	}
+	return joinAnd(links)
+}
+
+// object decides the columns of o. hidden, for a view, holds the base
+// columns the draft hides; link, for a table whose rows belong to people
+// whose address the draft hides, names the foreign keys that say so.
+func (m *maker) object(o *Object, hidden map[string]map[string]string, link string) Entry {
 	tk := m.kindOfTable(o)
-	e := Entry{Name: o.Name, View: o.View}
+	e := Entry{Name: o.Name, View: o.View, people: tk.people}
 	stats := make([]colStats, len(o.Columns))
 	for i := range o.Columns {
 		stats[i] = m.stats(&o.Columns[i])
-		e.Columns = append(e.Columns, m.column(o, &o.Columns[i], &stats[i], tk))
+		dec := m.column(o, &o.Columns[i], &stats[i], tk, link)
+		e.addressHidden = e.addressHidden || (tk.people && dec.address)
+		e.Columns = append(e.Columns, dec)
 	}
 	m.coordinates(o, stats, e.Columns)
 	if o.View {
@@ -361,6 +424,8 @@ type colStats struct {
 	maxLen   int
 	// coordinate candidates: numbers with 4 or more decimals within ±180
 	precise, within90, aboveOne int
+	// of those, the ones at least 0.1 from zero, and the negative ones
+	tenth, negative int
 }
 
 func (m *maker) stats(c *Column) colStats {
@@ -427,6 +492,12 @@ func (m *maker) stats(c *Column) colStats {
 				if math.Abs(f) >= 1 {
 					st.aboveOne++
 				}
+				if math.Abs(f) >= 0.1 {
+					st.tenth++
+				}
+				if f < 0 {
+					st.negative++
+				}
 			}
 		}
 	}
@@ -485,7 +556,7 @@ func share(k, n int) float64 {
 // for the column to be private (see the package doc).
 func threshold(k kind) float64 {
 	switch k {
-	case kindCard, kindNationalID, kindIP, kindCoordinates, kindAPIKey:
+	case kindCard, kindNationalID, kindIP, kindCoordinates, kindAPIKey, kindHexSecret:
 		return 0.3
 	case kindPhone, kindStreet, kindPersonName:
 		return 0.4
@@ -549,7 +620,7 @@ func valueVerdict(st *colStats, c *Column, nameAllowed bool) (kind, int) {
 
 // column decides one column, apart from coordinates held as separate numbers
 // (see coordinates) and what a view reads (see viewReads).
-func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind) Decision {
+func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind, link string) Decision {
 	d := Decision{Column: c.Name}
 	ws := splitName(c.Name)
 	byName, veto := m.byName(ws, st, tk)
@@ -577,9 +648,19 @@ func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind) Decisio
 		d.Hidden = true
 		d.Reason = fmt.Sprintf("free text holding e-mail addresses or phone numbers: %d of %d sampled values", st.embedded, st.n)
 	}
-	if !d.Hidden && veto == "" && tk.people && slices.ContainsFunc(ws, localPlaceWord) && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5 {
-		d.Hidden = true
+	local := veto == "" && slices.ContainsFunc(ws, localPlaceWord) && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5
+	switch {
+	case d.Hidden:
+		d.address = byName == catAddress || vk == kindStreet
+	case local && tk.people:
+		d.Hidden, d.address = true, true
 		d.Reason = "part of a person's address (a city or region, in a table of people): by its name"
+	case local && link != "":
+		// Each row belongs to a person whose address this draft hides: a
+		// join on the link gives that person's city back. A country is
+		// shared by many people and stays readable (see below).
+		d.Hidden = true
+		d.Reason = "part of a person's address (a city or region), which a join on " + link + " ties to that person: by its name"
 	}
 	if d.Hidden {
 		return d
@@ -587,6 +668,8 @@ func (m *maker) column(o *Object, c *Column, st *colStats, tk tableKind) Decisio
 	switch {
 	case veto != "":
 		d.Note = veto
+	case link != "" && coarse && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5:
+		d.Note = "kept although " + link + " ties it to a person: a country or a company is shared by many; hide it if few share one"
 	case tk.people && coarse && ws[len(ws)-1] != "id" && share(st.numeric, st.n) < 0.5:
 		d.Note = "kept: it does not identify a person on its own; hide it if it singles people out in a small table"
 	case tk.publicPeople && m.namesLike(ws):
@@ -690,7 +773,12 @@ func (m *maker) coordinates(o *Object, stats []colStats, ds []Decision) {
 				five++
 			}
 		}
-		if share(st.aboveOne, st.n) >= 0.8 {
+		// Most coordinates are 1 or more from zero; those near the prime
+		// meridian or the equator (-3 to 2 across Britain, France, Ghana)
+		// lie on both sides of it, unlike shares, weights and scores in
+		// [0, 1], and away from it, unlike small signed changes.
+		near := share(st.tenth, st.n) >= 0.8 && share(st.negative, st.n) >= 0.1 && share(st.precise-st.negative, st.n) >= 0.1
+		if share(st.aboveOne, st.n) >= 0.8 || near {
 			cands = append(cands, cand{i: i, lat: st.within90 == st.precise, five: share(five, st.n) >= 0.5, median: median(st)})
 		}
 	}

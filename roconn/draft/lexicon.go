@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The word lists: given names, family names and city names in the Latin
@@ -16,16 +18,27 @@ var (
 	lastNames string
 	//go:embed lexicon/city.txt
 	cityNames string
+	// Names of the cultures that write the family name first (Japan,
+	// Korea, Vietnam, China), romanised, compiled for this package.
+	//go:embed lexicon/east_family.txt
+	eastFamilyNames string
+	//go:embed lexicon/east_given.txt
+	eastGivenNames string
 )
 
 // A lexicon holds the embedded word lists, folded (see fold). It is built
 // once per Make and only read after that.
 type lexicon struct {
 	first, last, city map[string]bool
+	// eastFamily and eastGiven are the names of eastFamilyNames and
+	// eastGivenNames, kept apart from first and last: many are short
+	// words of English ("an", "song", "park"), trusted only in pairs.
+	eastFamily, eastGiven map[string]bool
 }
 
 func newLexicon() *lexicon {
-	return &lexicon{first: readList(firstNames), last: readList(lastNames), city: readList(cityNames)}
+	return &lexicon{first: readList(firstNames), last: readList(lastNames), city: readList(cityNames),
+		eastFamily: readList(eastFamilyNames), eastGiven: readList(eastGivenNames)}
 }
 
 // readList returns the set of the folded lines of data, skipping blank lines
@@ -105,6 +118,13 @@ func plain(r rune) string {
 		return ""
 	case '’':
 		return "'"
+	}
+	if r >= 0x1e00 && r <= 0x1eff || r == 'ơ' || r == 'ư' {
+		// Vietnamese and other letters with stacked marks (ễ, ạ, ươ):
+		// the Latin letter they decompose to.
+		if d := []rune(norm.NFD.String(string(r))); len(d) > 0 && d[0] < 0x80 {
+			return string(d[0])
+		}
 	}
 	return string(r)
 }

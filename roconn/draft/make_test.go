@@ -155,3 +155,42 @@ func TestWriteYAMLQuoting(t *testing.T) {
 		t.Errorf("hide = %v, want [email]", e.Hide)
 	}
 }
+
+// TestLinkedAddress: a table whose rows belong to people whose address the
+// draft hides loses its own cities and regions too (a join gives them back),
+// naming the link; its country stays, with a note; a table without such a
+// link keeps its city.
+func TestLinkedAddress(t *testing.T) {
+	s := &draft.Schema{Source: "unit.db", Objects: []draft.Object{
+		{Name: "orders", Rows: 3, Scanned: 3, Foreign: []draft.ForeignKey{{Column: "buyer", RefTable: "customers", RefColumn: "id"}},
+			Columns: []draft.Column{
+				col("id", "INTEGER", int64(1), int64(2), int64(3)),
+				col("buyer", "INTEGER", int64(1), int64(2), int64(3)),
+				col("ship_city", "TEXT", "Lyon", "Porto", "Graz"),
+				col("ship_region", "TEXT", "Rhône", "Norte", "Steiermark"),
+				col("ship_country", "TEXT", "France", "Portugal", "Austria"),
+			}},
+		{Name: "customers", Rows: 3, Scanned: 3, Columns: []draft.Column{
+			col("id", "INTEGER", int64(1), int64(2), int64(3)),
+			col("first_name", "TEXT", "Ana", "Bo", "Cy"),
+			col("city", "TEXT", "Lyon", "Porto", "Graz"),
+		}},
+		{Name: "stores", Rows: 3, Scanned: 3, Columns: []draft.Column{
+			col("id", "INTEGER", int64(1), int64(2), int64(3)),
+			col("city", "TEXT", "Lyon", "Porto", "Graz"),
+		}},
+	}}
+	d := draft.Make(s)
+	o := decisions(t, d, "orders")
+	for _, c := range []string{"ship_city", "ship_region"} {
+		if !o[c].Hidden || !strings.Contains(o[c].Reason, "orders.buyer → customers") {
+			t.Errorf("orders.%s: %+v, want it hidden with a reason naming the link", c, o[c])
+		}
+	}
+	if o["ship_country"].Hidden || !strings.Contains(o["ship_country"].Note, "orders.buyer") {
+		t.Errorf("orders.ship_country: %+v, want it readable with a note", o["ship_country"])
+	}
+	if st := decisions(t, d, "stores"); st["city"].Hidden {
+		t.Errorf("stores.city is hidden: %s", st["city"].Reason)
+	}
+}
