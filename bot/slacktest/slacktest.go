@@ -316,6 +316,7 @@ type Server struct {
 	replies       map[msgKey]int       // channel and thread ts → replies in the history
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
+	people        map[msgKey]bool      // channel and user ID → the user is a member there (see UserJoin)
 	holds         map[string][]*Hold   // by method
 
 	assistantCalls []AssistantCall
@@ -366,6 +367,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		statuses:      make(map[msgKey]string),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
+		people:        make(map[msgKey]bool),
 		holds:         make(map[string][]*Hold),
 		spread:        rand.New(rand.NewPCG(cfg.seed, spreadStream)),
 		ackWake:       make(chan struct{}, 1),
@@ -624,7 +626,12 @@ func (s *Server) Calls() []Call {
 // *slack.RateLimitedError. The method "response_url"
 // stands for the next post to any slash command's response_url, which then
 // answers HTTP 404 with slackError as its body, as Slack does for
-// expired_url; RateLimitNext and StatusNext take "response_url" too.
+// expired_url; RateLimitNext and StatusNext take "response_url" too. The
+// method "upload_url" likewise stands for the next POST of a file's bytes to
+// an upload URL (from files.getUploadURLExternal), which then answers HTTP
+// 400 with slackError as its body; StatusNext("upload_url", 500) makes it
+// answer a bare 500. The bytes are then not stored, and the file cannot be
+// completed.
 func (s *Server) FailNext(method, slackError string) {
 	s.addFault(method, fault{slackErr: slackError})
 }
