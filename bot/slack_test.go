@@ -132,6 +132,67 @@ func TestCSVUploadFailureSaidInThread(t *testing.T) {
 	}
 }
 
+// The CSV can fail at each of upload v2's three steps, not only the first:
+// when files.completeUploadExternal refuses to share it, or when the POST
+// of its bytes fails, the reply is corrected as well, or, if the edit fails
+// too, a line in the thread says the file is missing. Nothing is shared.
+func TestCSVUploadFailsAtEveryStep(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		fault func(s *slacktest.Server)
+		step  string // the call recorded as failed
+	}{
+		{"complete refused", func(s *slacktest.Server) { s.FailNext("files.completeUploadExternal", "file_update_failed") },
+			"files.completeUploadExternal"},
+		{"bytes not taken", func(s *slacktest.Server) { s.StatusNext("upload_url", http.StatusInternalServerError) }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ans := newFakeAnswerer()
+			ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) { return echo(req.Question, 25), nil }
+			h := start(t, ans, options{})
+			tt.fault(h.s)
+			const ts = "1700010250.000100"
+			h.send(slacktest.MentionEvent(channel, user, "all of them", ts, ""))
+			msgs := h.waitMessages(2)
+			if !strings.Contains(text(t, msgs[0]), "CSV below") {
+				t.Fatalf("the reply does not promise a file, so the test shows nothing:\n%s", text(t, msgs[0]))
+			}
+			if msgs[1].Method != "chat.update" || msgs[1].TS != msgs[0].TS {
+				t.Fatalf("messages = %+v, want the reply, then an edit of it", msgs)
+			}
+			if got := text(t, msgs[1]); strings.Contains(got, "CSV below") || !strings.Contains(got, "could not be attached") {
+				t.Errorf("the corrected reply still promises the file, or does not say it failed:\n%s", got)
+			}
+
+			tt.fault(h.s)
+			h.s.FailNext("chat.update", "cant_update_message")
+			const ts2 = "1700010250.000200"
+			h.send(slacktest.MentionEvent(channel, user, "all of them again", ts2, ""))
+			msgs = h.waitMessages(4)
+			if m := msgs[3]; m.Method != "chat.postMessage" || m.ThreadTS != ts2 || !strings.Contains(text(t, m), "couldn't attach the CSV file") {
+				t.Errorf("after a failed edit: %+v, want a line in the thread saying the file is missing", m)
+			}
+			if posted := h.postedAfterStop(); len(posted) != 3 {
+				t.Errorf("%d posts, want the two replies and the line", len(posted))
+			}
+			if f := filesNamed(h.s, ".csv"); len(f) != 0 {
+				t.Errorf("%d CSV files shared, want none", len(f))
+			}
+			if tt.step != "" {
+				n := 0
+				for _, c := range h.s.Calls() {
+					if c.Method == tt.step && c.Error != "" {
+						n++
+					}
+				}
+				if n != 2 {
+					t.Errorf("%d failed %s calls, want the 2 injected", n, tt.step)
+				}
+			}
+		})
+	}
+}
+
 // The working reaction is added and removed beside the answer: a
 // reactions.add still under way does not hold the reply back nor a slot,
 // and a 429 with a 10 s Retry-After on it is not retried.
