@@ -132,6 +132,52 @@ func TestCSVUploadFailureSaidInThread(t *testing.T) {
 	}
 }
 
+// Notices meant for one person sent on a follow-up in an answered thread (a
+// rate limit, a question too long) go to that person only, with
+// chat.postEphemeral into that thread, where Slack shows them; the thread
+// itself gets nothing for the others to see.
+func TestNoticesInAThreadArePrivate(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.RatePerMinute = 1 }})
+	const root = "1700010150.000100"
+	h.send(slacktest.MentionEvent(channel, user, "orders in June?", root, ""))
+	h.waitMessages(1)
+	h.send(slacktest.MentionEvent(channel, user, "and in July?", "1700010150.000200", root))
+	long := strings.Repeat("and what about the orders in August? ", 20) // over 700 characters
+	h.send(slacktest.MentionEvent(channel, "U0BOB", long, "1700010150.000300", root))
+	h.waitEphemeral(2)
+	posted := h.postedAfterStop()
+
+	want := map[string]string{user: "You've asked 1 question in the last minute", "U0BOB": "characters long; I can take up to 500."}
+	for _, m := range h.s.Ephemeral() {
+		w, ok := want[m.User]
+		if !ok {
+			t.Errorf("a notice for %s, who was not limited: %q", m.User, text(t, m))
+			continue
+		}
+		delete(want, m.User)
+		if got := text(t, m); !strings.Contains(got, w) || m.Method != "chat.postEphemeral" || m.Channel != channel ||
+			m.ThreadTS != root || m.Hidden {
+			t.Errorf("the notice for %s: %q by %s in %s thread %q (hidden %v); want %q shown in thread %s",
+				m.User, got, m.Method, m.Channel, m.ThreadTS, m.Hidden, w, root)
+		}
+	}
+	for u := range want {
+		t.Errorf("no notice for %s", u)
+	}
+	if len(posted) != 1 || posted[0].ThreadTS != root || !strings.Contains(text(t, posted[0]), "You asked: orders in June?") {
+		t.Errorf("the thread shows %d messages for everyone, want only the first answer: %+v", len(posted), posted)
+	}
+	for _, m := range h.s.Messages() {
+		if m.Method != "chat.postMessage" {
+			t.Errorf("the thread's messages were changed: %s %q", m.Method, text(t, m))
+		}
+	}
+	if n := len(ans.requests()); n != 1 {
+		t.Errorf("Answerer called %d times, want 1", n)
+	}
+}
+
 // The CSV can fail at each of upload v2's three steps, not only the first:
 // when files.completeUploadExternal refuses to share it, or when the POST
 // of its bytes fails, the reply is corrected as well, or, if the edit fails
