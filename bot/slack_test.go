@@ -275,9 +275,26 @@ func TestWorkingReactionNeverDelaysAnswer(t *testing.T) {
 	})
 	t.Run("rate limited", func(t *testing.T) {
 		h := start(t, newFakeAnswerer(), options{})
+		// reactions.add is held until the reply is posted, and then answered
+		// with a 429: an answer that waited for the reaction, or for any
+		// retry of it, would never be posted (nothing here depends on how
+		// fast the machine is).
+		hold := h.s.HoldNext("reactions.add")
+		defer hold.Release()
 		h.s.RateLimitNext("reactions.add", 10*time.Second)
 		h.send(slacktest.MentionEvent(channel, user, "q", "1700010400.000100", ""))
-		h.waitMessages(1)
+		select {
+		case <-hold.Arrived():
+		case <-h.ctx().Done():
+			t.Fatal("reactions.add never called")
+		}
+		h.waitMessages(1) // posted while reactions.add is held
+		hold.Release()
+		if err := h.s.Wait(h.ctx(), func() bool {
+			return slices.ContainsFunc(h.s.Calls(), func(c slacktest.Call) bool { return c.Method == "reactions.add" })
+		}); err != nil {
+			t.Fatal("the held reactions.add was never answered:", err)
+		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
