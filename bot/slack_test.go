@@ -178,6 +178,57 @@ func TestNoticesInAThreadArePrivate(t *testing.T) {
 	}
 }
 
+// A notice for someone who is no longer in the channel (they left before it
+// was sent) is refused by Slack with user_not_in_channel: the bot logs it
+// once, does not try again, and posts nothing in its place.
+func TestNoticeToSomeoneNotInChannel(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{})
+	hold := h.s.HoldNext("chat.postEphemeral")
+	defer hold.Release()
+	h.send(slacktest.MentionEvent(channel, user, "", "1700010170.000100", "")) // a bare mention: the help, for user only
+	select {
+	case <-hold.Arrived():
+	case <-h.ctx().Done():
+		t.Fatal("the notice was never sent")
+	}
+	h.s.UserLeave(channel, user)
+	hold.Release()
+	// The failure is logged once the call is over, retries and all.
+	deadline := time.Now().Add(raceSlowdown * 5 * time.Second)
+	for !strings.Contains(h.logs.String(), "user_not_in_channel") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of the refused notice:\n%s", h.logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, c := range h.s.Calls() {
+		switch c.Method {
+		case "chat.postEphemeral", "chat.postMessage", "chat.update", "files.completeUploadExternal":
+			calls = append(calls, c.Method+":"+c.Error)
+		}
+	}
+	if !slices.Equal(calls, []string{"chat.postEphemeral:user_not_in_channel"}) {
+		t.Errorf("calls = %q, want one refused chat.postEphemeral and nothing else", calls)
+	}
+	if n := len(h.s.Messages()) + len(h.s.Ephemeral()); n != 0 {
+		t.Errorf("%d messages posted, want none", n)
+	}
+	var logged int
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, "post notice failed") && strings.Contains(line, "user_not_in_channel") {
+			logged++
+		}
+	}
+	if logged != 1 {
+		t.Errorf("the refused notice was logged %d times, want once:\n%s", logged, h.logs.String())
+	}
+}
+
 // The CSV can fail at each of upload v2's three steps, not only the first:
 // when files.completeUploadExternal refuses to share it, or when the POST
 // of its bytes fails, the reply is corrected as well, or, if the edit fails
