@@ -10,18 +10,20 @@
 // The fake follows the wire protocol that slack-go v0.35.0 speaks and is as
 // strict as Slack where that matters to a bot: tokens are checked per method,
 // and with AppManifest so are the scopes the app was granted; posting needs
-// the bot to be a member of the channel; messages need text or blocks, and
+// the bot to be a member of the channel, and an ephemeral message needs its
+// recipient to be one (user_not_in_channel); messages need text or blocks, and
 // Block Kit limits are enforced, the blocks' total size counted with their
 // structure; reactions need an existing message; uploads must be completed
-// with the bytes they declared, and a snippet (an upload with a snippet_type)
+// with the bytes they declared, into a thread only when its thread_ts names
+// a message in that channel, and a snippet (an upload with a snippet_type)
 // is limited to 1 MiB and to the types Slack knows; a response_url takes at
 // most five posts within 30 minutes (of a clock the test can control); an
 // ephemeral message in a thread is shown only when the thread has replies;
 // the socket must be pinged; and `disconnect` is followed by a dropped TCP
 // connection without a close frame. Faults (Slack errors, `ratelimited` as
 // HTTP 429 with Retry-After or as HTTP 200, other HTTP statuses) can be
-// injected per method, and a call can be held while a test looks at what
-// happens meanwhile.
+// injected per method (and on the POST to an upload URL), and a call can be
+// held while a test looks at what happens meanwhile.
 //
 // Several clients (replicas of a bot) can connect with the same app token,
 // up to MaxConnections, as with Slack: each `hello` carries the number of
