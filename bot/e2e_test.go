@@ -1073,7 +1073,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	}})
 	srv := h.b.Handler()
 	// The bot learns that it is connected just after the fake does.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(raceSlowdown * 2 * time.Second)
 	for {
 		code, body := get(t, srv, "/healthz")
 		if code == http.StatusOK {

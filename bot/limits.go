@@ -43,11 +43,11 @@ func LengthText(chars, maxChars int) string {
 func LimitText(v state.Verdict) string {
 	switch v.Rule {
 	case state.RuleUserMinute:
-		return fmt.Sprintf("You've asked %d questions in the last minute; you can ask again in %s.", v.Count, waitText(v.Wait))
+		return fmt.Sprintf("You've asked %s in the last minute; you can ask again in %s.", present.Plural(v.Count, "question"), waitText(v.Wait))
 	case state.RuleUserDay:
-		return fmt.Sprintf("You've asked %d questions in the last 24 hours, which is the daily limit; you can ask again in %s.", v.Count, waitText(v.Wait))
+		return fmt.Sprintf("You've asked %s in the last 24 hours, which is the daily limit; you can ask again in %s.", present.Plural(v.Count, "question"), waitText(v.Wait))
 	case state.RuleGlobalDay:
-		return fmt.Sprintf("I've taken %d questions from everyone in the last 24 hours, which is my daily limit; I can take new ones again in %s.", v.Count, waitText(v.Wait))
+		return fmt.Sprintf("I've taken %s from everyone in the last 24 hours, which is my daily limit; I can take new ones again in %s.", present.Plural(v.Count, "question"), waitText(v.Wait))
 	}
 	return ""
 }

@@ -19,6 +19,8 @@ func TestLimitText(t *testing.T) {
 			"You've asked 6 questions in the last minute; you can ask again in 42 s."},
 		{state.Verdict{Rule: state.RuleUserDay, Count: 3, Wait: 21 * time.Hour},
 			"You've asked 3 questions in the last 24 hours, which is the daily limit; you can ask again in 21 h."},
+		{state.Verdict{Rule: state.RuleUserMinute, Count: 1, Wait: 5 * time.Second},
+			"You've asked 1 question in the last minute; you can ask again in 5 s."},
 		{state.Verdict{Rule: state.RuleGlobalDay, Count: 600, Wait: 90 * time.Second},
 			"I've taken 600 questions from everyone in the last 24 hours, which is my daily limit; I can take new ones again in 2 min."},
 	} {

@@ -132,6 +132,164 @@ func TestCSVUploadFailureSaidInThread(t *testing.T) {
 	}
 }
 
+// Notices meant for one person sent on a follow-up in an answered thread (a
+// rate limit, a question too long) go to that person only, with
+// chat.postEphemeral into that thread, where Slack shows them; the thread
+// itself gets nothing for the others to see.
+func TestNoticesInAThreadArePrivate(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.RatePerMinute = 1 }})
+	const root = "1700010150.000100"
+	h.send(slacktest.MentionEvent(channel, user, "orders in June?", root, ""))
+	h.waitMessages(1)
+	h.send(slacktest.MentionEvent(channel, user, "and in July?", "1700010150.000200", root))
+	long := strings.Repeat("and what about the orders in August? ", 20) // over 700 characters
+	h.send(slacktest.MentionEvent(channel, "U0BOB", long, "1700010150.000300", root))
+	h.waitEphemeral(2)
+	posted := h.postedAfterStop()
+
+	want := map[string]string{user: "You've asked 1 question in the last minute", "U0BOB": "characters long; I can take up to 500."}
+	for _, m := range h.s.Ephemeral() {
+		w, ok := want[m.User]
+		if !ok {
+			t.Errorf("a notice for %s, who was not limited: %q", m.User, text(t, m))
+			continue
+		}
+		delete(want, m.User)
+		if got := text(t, m); !strings.Contains(got, w) || m.Method != "chat.postEphemeral" || m.Channel != channel ||
+			m.ThreadTS != root || m.Hidden {
+			t.Errorf("the notice for %s: %q by %s in %s thread %q (hidden %v); want %q shown in thread %s",
+				m.User, got, m.Method, m.Channel, m.ThreadTS, m.Hidden, w, root)
+		}
+	}
+	for u := range want {
+		t.Errorf("no notice for %s", u)
+	}
+	if len(posted) != 1 || posted[0].ThreadTS != root || !strings.Contains(text(t, posted[0]), "You asked: orders in June?") {
+		t.Errorf("the thread shows %d messages for everyone, want only the first answer: %+v", len(posted), posted)
+	}
+	for _, m := range h.s.Messages() {
+		if m.Method != "chat.postMessage" {
+			t.Errorf("the thread's messages were changed: %s %q", m.Method, text(t, m))
+		}
+	}
+	if n := len(ans.requests()); n != 1 {
+		t.Errorf("Answerer called %d times, want 1", n)
+	}
+}
+
+// A notice for someone who is no longer in the channel (they left before it
+// was sent) is refused by Slack with user_not_in_channel: the bot logs it
+// once, does not try again, and posts nothing in its place.
+func TestNoticeToSomeoneNotInChannel(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{})
+	hold := h.s.HoldNext("chat.postEphemeral")
+	defer hold.Release()
+	h.send(slacktest.MentionEvent(channel, user, "", "1700010170.000100", "")) // a bare mention: the help, for user only
+	select {
+	case <-hold.Arrived():
+	case <-h.ctx().Done():
+		t.Fatal("the notice was never sent")
+	}
+	h.s.UserLeave(channel, user)
+	hold.Release()
+	// The failure is logged once the call is over, retries and all.
+	deadline := time.Now().Add(raceSlowdown * 5 * time.Second)
+	for !strings.Contains(h.logs.String(), "user_not_in_channel") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of the refused notice:\n%s", h.logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, c := range h.s.Calls() {
+		switch c.Method {
+		case "chat.postEphemeral", "chat.postMessage", "chat.update", "files.completeUploadExternal":
+			calls = append(calls, c.Method+":"+c.Error)
+		}
+	}
+	if !slices.Equal(calls, []string{"chat.postEphemeral:user_not_in_channel"}) {
+		t.Errorf("calls = %q, want one refused chat.postEphemeral and nothing else", calls)
+	}
+	if n := len(h.s.Messages()) + len(h.s.Ephemeral()); n != 0 {
+		t.Errorf("%d messages posted, want none", n)
+	}
+	var logged int
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, "post notice failed") && strings.Contains(line, "user_not_in_channel") {
+			logged++
+		}
+	}
+	if logged != 1 {
+		t.Errorf("the refused notice was logged %d times, want once:\n%s", logged, h.logs.String())
+	}
+}
+
+// The CSV can fail at each of upload v2's three steps, not only the first:
+// when files.completeUploadExternal refuses to share it, or when the POST
+// of its bytes fails, the reply is corrected as well, or, if the edit fails
+// too, a line in the thread says the file is missing. Nothing is shared.
+func TestCSVUploadFailsAtEveryStep(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		fault func(s *slacktest.Server)
+		step  string // the call recorded as failed
+	}{
+		{"complete refused", func(s *slacktest.Server) { s.FailNext("files.completeUploadExternal", "file_update_failed") },
+			"files.completeUploadExternal"},
+		{"bytes not taken", func(s *slacktest.Server) { s.StatusNext("upload_url", http.StatusInternalServerError) }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ans := newFakeAnswerer()
+			ans.answer = func(_ context.Context, req agent.Request) (*agent.Result, error) { return echo(req.Question, 25), nil }
+			h := start(t, ans, options{})
+			tt.fault(h.s)
+			const ts = "1700010250.000100"
+			h.send(slacktest.MentionEvent(channel, user, "all of them", ts, ""))
+			msgs := h.waitMessages(2)
+			if !strings.Contains(text(t, msgs[0]), "CSV below") {
+				t.Fatalf("the reply does not promise a file, so the test shows nothing:\n%s", text(t, msgs[0]))
+			}
+			if msgs[1].Method != "chat.update" || msgs[1].TS != msgs[0].TS {
+				t.Fatalf("messages = %+v, want the reply, then an edit of it", msgs)
+			}
+			if got := text(t, msgs[1]); strings.Contains(got, "CSV below") || !strings.Contains(got, "could not be attached") {
+				t.Errorf("the corrected reply still promises the file, or does not say it failed:\n%s", got)
+			}
+
+			tt.fault(h.s)
+			h.s.FailNext("chat.update", "cant_update_message")
+			const ts2 = "1700010250.000200"
+			h.send(slacktest.MentionEvent(channel, user, "all of them again", ts2, ""))
+			msgs = h.waitMessages(4)
+			if m := msgs[3]; m.Method != "chat.postMessage" || m.ThreadTS != ts2 || !strings.Contains(text(t, m), "couldn't attach the CSV file") {
+				t.Errorf("after a failed edit: %+v, want a line in the thread saying the file is missing", m)
+			}
+			if posted := h.postedAfterStop(); len(posted) != 3 {
+				t.Errorf("%d posts, want the two replies and the line", len(posted))
+			}
+			if f := filesNamed(h.s, ".csv"); len(f) != 0 {
+				t.Errorf("%d CSV files shared, want none", len(f))
+			}
+			if tt.step != "" {
+				n := 0
+				for _, c := range h.s.Calls() {
+					if c.Method == tt.step && c.Error != "" {
+						n++
+					}
+				}
+				if n != 2 {
+					t.Errorf("%d failed %s calls, want the 2 injected", n, tt.step)
+				}
+			}
+		})
+	}
+}
+
 // The working reaction is added and removed beside the answer: a
 // reactions.add still under way does not hold the reply back nor a slot,
 // and a 429 with a 10 s Retry-After on it is not retried.
@@ -168,9 +326,26 @@ func TestWorkingReactionNeverDelaysAnswer(t *testing.T) {
 	})
 	t.Run("rate limited", func(t *testing.T) {
 		h := start(t, newFakeAnswerer(), options{})
+		// reactions.add is held until the reply is posted, and then answered
+		// with a 429: an answer that waited for the reaction, or for any
+		// retry of it, would never be posted (nothing here depends on how
+		// fast the machine is).
+		hold := h.s.HoldNext("reactions.add")
+		defer hold.Release()
 		h.s.RateLimitNext("reactions.add", 10*time.Second)
 		h.send(slacktest.MentionEvent(channel, user, "q", "1700010400.000100", ""))
-		h.waitMessages(1)
+		select {
+		case <-hold.Arrived():
+		case <-h.ctx().Done():
+			t.Fatal("reactions.add never called")
+		}
+		h.waitMessages(1) // posted while reactions.add is held
+		hold.Release()
+		if err := h.s.Wait(h.ctx(), func() bool {
+			return slices.ContainsFunc(h.s.Calls(), func(c slacktest.Call) bool { return c.Method == "reactions.add" })
+		}); err != nil {
+			t.Fatal("the held reactions.add was never answered:", err)
+		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}

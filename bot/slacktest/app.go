@@ -199,6 +199,42 @@ func (s *Server) Leave(channel string) {
 	delete(s.members, channel)
 }
 
+// UserJoin makes the person user a member of channel. Whoever sends an
+// event into a channel (a message, a mention, a reaction) or uses a slash
+// command there is a member of it already, since Slack takes those only from
+// members; a DM's member is the user whose ID it is named after (D0ANN:
+// U0ANN). chat.postEphemeral to someone who is not a member answers
+// user_not_in_channel, as in Slack.
+func (s *Server) UserJoin(channel, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.people[msgKey{channel, user}] = true
+}
+
+// UserLeave removes the person user from channel, as leaving it does; in a
+// DM it does nothing.
+func (s *Server) UserLeave(channel, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.people, msgKey{channel, user})
+}
+
+// userInLocked reports whether the person user is a member of channel.
+func (s *Server) userInLocked(channel, user string) bool {
+	if isDM(channel) && len(user) > 1 && channel[1:] == user[1:] {
+		return true
+	}
+	return s.people[msgKey{channel, user}]
+}
+
+// noteUserLocked records that user, who did something in channel, is a
+// member there.
+func (s *Server) noteUserLocked(channel, user string) {
+	if channel != "" && user != "" && !isDM(channel) {
+		s.people[msgKey{channel, user}] = true
+	}
+}
+
 // IsMember reports whether the bot is a member of channel.
 func (s *Server) IsMember(channel string) bool {
 	s.mu.Lock()

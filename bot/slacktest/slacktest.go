@@ -10,18 +10,20 @@
 // The fake follows the wire protocol that slack-go v0.35.0 speaks and is as
 // strict as Slack where that matters to a bot: tokens are checked per method,
 // and with AppManifest so are the scopes the app was granted; posting needs
-// the bot to be a member of the channel; messages need text or blocks, and
+// the bot to be a member of the channel, and an ephemeral message needs its
+// recipient to be one (user_not_in_channel); messages need text or blocks, and
 // Block Kit limits are enforced, the blocks' total size counted with their
 // structure; reactions need an existing message; uploads must be completed
-// with the bytes they declared, and a snippet (an upload with a snippet_type)
+// with the bytes they declared, into a thread only when its thread_ts names
+// a message in that channel, and a snippet (an upload with a snippet_type)
 // is limited to 1 MiB and to the types Slack knows; a response_url takes at
 // most five posts within 30 minutes (of a clock the test can control); an
 // ephemeral message in a thread is shown only when the thread has replies;
 // the socket must be pinged; and `disconnect` is followed by a dropped TCP
 // connection without a close frame. Faults (Slack errors, `ratelimited` as
 // HTTP 429 with Retry-After or as HTTP 200, other HTTP statuses) can be
-// injected per method, and a call can be held while a test looks at what
-// happens meanwhile.
+// injected per method (and on the POST to an upload URL), and a call can be
+// held while a test looks at what happens meanwhile.
 //
 // Several clients (replicas of a bot) can connect with the same app token,
 // up to MaxConnections, as with Slack: each `hello` carries the number of
@@ -316,6 +318,7 @@ type Server struct {
 	replies       map[msgKey]int       // channel and thread ts → replies in the history
 	slashes       map[string]*slash    // response_url ID → its command
 	members       map[string]bool      // channels the bot is a member of (besides DMs)
+	people        map[msgKey]bool      // channel and user ID → the user is a member there (see UserJoin)
 	holds         map[string][]*Hold   // by method
 
 	assistantCalls []AssistantCall
@@ -366,6 +369,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		statuses:      make(map[msgKey]string),
 		slashes:       make(map[string]*slash),
 		members:       make(map[string]bool),
+		people:        make(map[msgKey]bool),
 		holds:         make(map[string][]*Hold),
 		spread:        rand.New(rand.NewPCG(cfg.seed, spreadStream)),
 		ackWake:       make(chan struct{}, 1),
@@ -624,7 +628,12 @@ func (s *Server) Calls() []Call {
 // *slack.RateLimitedError. The method "response_url"
 // stands for the next post to any slash command's response_url, which then
 // answers HTTP 404 with slackError as its body, as Slack does for
-// expired_url; RateLimitNext and StatusNext take "response_url" too.
+// expired_url; RateLimitNext and StatusNext take "response_url" too. The
+// method "upload_url" likewise stands for the next POST of a file's bytes to
+// an upload URL (from files.getUploadURLExternal), which then answers HTTP
+// 400 with slackError as its body; StatusNext("upload_url", 500) makes it
+// answer a bare 500. The bytes are then not stored, and the file cannot be
+// completed.
 func (s *Server) FailNext(method, slackError string) {
 	s.addFault(method, fault{slackErr: slackError})
 }

@@ -357,6 +357,7 @@ func TestPostMessage(t *testing.T) {
 		t.Errorf("second post: ts %s after %s, err %v", ts2, ts, err)
 	}
 
+	s.UserJoin("C1", "U1")
 	eph, err := api.PostEphemeralContext(ctx, "C1", "U1", slack.MsgOptionText("only you", false))
 	if err != nil || eph == "" {
 		t.Fatalf("PostEphemeral = %q, %v", eph, err)
@@ -513,6 +514,10 @@ func TestUploadFile(t *testing.T) {
 	api := webClient(s)
 	ctx := testContext(t)
 	content := "region,orders\nwest,42\n"
+	_, parent, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("the result", false))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name   string
@@ -524,7 +529,7 @@ func TestUploadFile(t *testing.T) {
 	for i, tt := range tests {
 		p := tt.params
 		p.Filename, p.FileSize, p.Title = "rows.csv", len(content), "All rows"
-		p.Channel, p.ThreadTimestamp, p.InitialComment = "C1", "1700000001.000100", "the full result"
+		p.Channel, p.ThreadTimestamp, p.InitialComment = "C1", parent, "the full result"
 		sum, err := api.UploadFileContext(ctx, p)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
@@ -535,14 +540,14 @@ func TestUploadFile(t *testing.T) {
 		}
 		f := files[i]
 		if f.ID != sum.ID || sum.Title != "All rows" || f.Name != "rows.csv" || f.Title != "All rows" ||
-			string(f.Content) != content || f.Channel != "C1" || f.ThreadTS != "1700000001.000100" ||
+			string(f.Content) != content || f.Channel != "C1" || f.ThreadTS != parent ||
 			f.InitialComment != "the full result" || f.SnippetType != "" {
 			t.Errorf("%s: file %+v, summary %+v", tt.name, f, sum)
 		}
 	}
 
 	// Announcing the wrong size fails at the upload, and nothing is shared.
-	_, err := api.UploadFileContext(ctx, slack.UploadFileParameters{Content: content, FileSize: len(content) + 1,
+	_, err = api.UploadFileContext(ctx, slack.UploadFileParameters{Content: content, FileSize: len(content) + 1,
 		Filename: "rows.csv", Channel: "C1"})
 	var sce slack.StatusCodeError
 	if !errors.As(err, &sce) || sce.Code != http.StatusBadRequest {

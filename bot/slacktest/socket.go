@@ -984,6 +984,7 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (any, callback, string, error)
 		if probe.Type == "app_mention" && probe.Channel != "" {
 			s.members[probe.Channel] = true
 		}
+		s.noteUserLocked(probe.Channel, probe.User)
 		inner, ts = ev.Raw, probe.TS
 		if ts == "" {
 			ts = probe.EventTS
@@ -1003,6 +1004,7 @@ func (s *Server) eventPayloadLocked(ev EventSpec) (any, callback, string, error)
 		if ev.Type == "app_mention" {
 			s.members[ev.Channel] = true
 		}
+		s.noteUserLocked(ev.Channel, ev.User)
 		if isReaction(ev.Type) {
 			if ev.User == "" || ev.Reaction == "" || ev.TS == "" {
 				return nil, callback{}, "", errors.New("a reaction event needs a user, a reaction and the ts of the message")
@@ -1242,6 +1244,7 @@ func (s *Server) SendSlash(ctx context.Context, cmd SlashSpec) (string, error) {
 	}
 	sl := &slash{channel: cmd.ChannelID, user: cmd.UserID, sentAt: s.cfg.now()}
 	s.mu.Lock()
+	s.noteUserLocked(cmd.ChannelID, cmd.UserID) // a command is typed where one is a member
 	n := s.nextSeqLocked()
 	id := fmt.Sprintf("%d", n)
 	s.slashes[id] = sl

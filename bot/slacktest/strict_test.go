@@ -464,3 +464,137 @@ func TestConversationsOpen(t *testing.T) {
 		t.Errorf("conversations.open(nobody) = %v, want user_not_found", err)
 	}
 }
+
+// chat.postEphemeral shows a message to a member of the conversation only:
+// to anyone else it answers user_not_in_channel. Sending an event or a
+// slash command into a channel, or UserJoin, makes one a member; a DM's
+// member is the user it is named after.
+func TestEphemeralNeedsMember(t *testing.T) {
+	s := newServer(t)
+	c := connected(t, s)
+	ctx := testContext(t)
+	s.Join("C1")
+	eph := func(ch, user string) string {
+		_, err := c.api.PostEphemeralContext(ctx, ch, user, slack.MsgOptionText("only you", false))
+		if err != nil && slackErr(err) == "" {
+			t.Fatalf("ephemeral to %s in %s: %v", user, ch, err)
+		}
+		return slackErr(err)
+	}
+	if got := eph("C1", "U1"); got != "user_not_in_channel" {
+		t.Errorf("to someone not in the channel: %q, want user_not_in_channel", got)
+	}
+	if _, err := s.SendEvent(ctx, slacktest.MentionEvent("C1", "U1", "orders?", "1700000001.000100", "")); err != nil {
+		t.Fatal(err)
+	}
+	if got := eph("C1", "U1"); got != "" {
+		t.Errorf("to someone who mentioned the bot there: %q", got)
+	}
+	s.UserLeave("C1", "U1")
+	if got := eph("C1", "U1"); got != "user_not_in_channel" {
+		t.Errorf("after UserLeave: %q, want user_not_in_channel", got)
+	}
+	s.UserJoin("C1", "U2")
+	if got := eph("C1", "U2"); got != "" {
+		t.Errorf("after UserJoin: %q", got)
+	}
+	if _, err := s.SendSlash(ctx, slacktest.SlashSpec{Command: "/sqlbot", Text: "help", UserID: "U3", ChannelID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := eph("C1", "U3"); got != "" {
+		t.Errorf("to someone who used a slash command there: %q", got)
+	}
+	if _, err := s.SendEvent(ctx, slacktest.ReactionAddedEvent("C1", "U4", "eyes", "1700000001.000100")); err != nil {
+		t.Fatal(err)
+	}
+	if got := eph("C1", "U4"); got != "" {
+		t.Errorf("to someone who reacted there: %q", got)
+	}
+	if got := eph("D1", "U1"); got != "" {
+		t.Errorf("to the user of a DM: %q", got)
+	}
+	if got := eph("D1", "U2"); got != "user_not_in_channel" {
+		t.Errorf("to someone else in a DM: %q, want user_not_in_channel", got)
+	}
+	if n := len(s.Ephemeral()); n != 5 {
+		t.Errorf("%d ephemeral messages recorded, want the 5 accepted", n)
+	}
+}
+
+// A file shared as a reply (files.completeUploadExternal with thread_ts)
+// needs thread_ts to name a message in that channel; otherwise the upload is
+// refused (invalid_arguments) and nothing is shared.
+func TestFileThreadMustExist(t *testing.T) {
+	s := newServer(t)
+	s.Join("C1")
+	s.Join("C2")
+	api := webClient(s)
+	ctx := testContext(t)
+	_, parent, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("the result", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := api.PostMessageContext(ctx, "C2", slack.MsgOptionText("elsewhere", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := func(thread string) string {
+		content := "a,b\n1,2\n"
+		_, err := api.UploadFileContext(ctx, slack.UploadFileParameters{Content: content, FileSize: len(content),
+			Filename: "rows.csv", Channel: "C1", ThreadTimestamp: thread})
+		if err != nil && slackErr(err) == "" {
+			t.Fatalf("upload into thread %q: %v", thread, err)
+		}
+		return slackErr(err)
+	}
+	for _, tt := range []struct{ name, thread, want string }{
+		{"the channel's message", parent, ""},
+		{"no thread", "", ""},
+		{"a ts no message has", "1600000000.000001", "invalid_arguments"},
+		{"another channel's message", other, "invalid_arguments"},
+		{"not a ts", "yesterday", "invalid_arguments"},
+	} {
+		if got := up(tt.thread); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	files := s.Files()
+	if len(files) != 2 || files[0].ThreadTS != parent || files[1].ThreadTS != "" {
+		t.Errorf("files = %+v, want the two accepted", files)
+	}
+}
+
+// "upload_url" faults make the next POST of a file's bytes fail with an HTTP
+// error, which slack-go reports as a slack.StatusCodeError; the file is then
+// not shared, and the next upload goes through.
+func TestUploadURLFaults(t *testing.T) {
+	s := newServer(t)
+	s.Join("C1")
+	api := webClient(s)
+	ctx := testContext(t)
+	s.StatusNext("upload_url", http.StatusInternalServerError)
+	s.FailNext("upload_url", "upload_failed")
+	content := "a,b\n1,2\n"
+	up := func() error {
+		_, err := api.UploadFileContext(ctx, slack.UploadFileParameters{Content: content, FileSize: len(content),
+			Filename: "rows.csv", Channel: "C1"})
+		return err
+	}
+	for _, want := range []int{http.StatusInternalServerError, http.StatusBadRequest} {
+		var sce slack.StatusCodeError
+		if err := up(); !errors.As(err, &sce) || sce.Code != want {
+			t.Errorf("upload: %v, want a %d StatusCodeError", err, want)
+		}
+	}
+	if n := len(s.Files()); n != 0 {
+		t.Errorf("%d files shared after failed uploads", n)
+	}
+	if err := up(); err != nil {
+		t.Errorf("upload after the faults: %v", err)
+	}
+	for _, c := range s.Calls() {
+		if c.Method == "files.completeUploadExternal" && c.Error != "" {
+			t.Errorf("a failed upload went on to files.completeUploadExternal (%s)", c.Error)
+		}
+	}
+}

@@ -364,6 +364,9 @@ func (s *Server) chatPostEphemeral(form url.Values) (map[string]any, *apiError) 
 	thread := form.Get("thread_ts")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.userInLocked(channel, user) {
+		return nil, errorf("user_not_in_channel") // Slack shows an ephemeral message only to a member
+	}
 	ts := s.newTSLocked()
 	s.addEphemeralLocked(Message{Method: "chat.postEphemeral", Channel: channel,
 		ThreadTS: thread, Text: text, Blocks: blocks, User: user, TS: ts,
@@ -739,6 +742,10 @@ func (s *Server) filesGetUploadURLExternal(form url.Values) (map[string]any, *ap
 	return map[string]any{"upload_url": s.base + "/upload/v1/" + ticket, "file_id": u.id}, nil
 }
 
+// uploadURLMethod is the name under which faults for the POST of a file's
+// bytes to its upload URL are queued (see FailNext).
+const uploadURLMethod = "upload_url"
+
 // handleUpload receives a file's bytes at its upload URL, raw or as the
 // multipart form slack-go sends (field "file"). The byte count must equal the
 // length given to files.getUploadURLExternal. Each URL takes one upload.
@@ -750,9 +757,27 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	u := s.uploadTickets[ticket]
+	var f fault
+	faulty := false
+	if u != nil {
+		f, faulty = s.popFaultLocked(uploadURLMethod)
+	}
 	s.mu.Unlock()
 	if u == nil {
 		http.Error(w, "unknown or used upload URL", http.StatusNotFound)
+		return
+	}
+	if faulty {
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxBody))
+		switch {
+		case f.rateLimit:
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.retryAfter+time.Second-1)/time.Second), 10))
+			http.Error(w, "ratelimited", http.StatusTooManyRequests)
+		case f.status != 0:
+			http.Error(w, http.StatusText(f.status), f.status)
+		default:
+			http.Error(w, f.slackErr, http.StatusBadRequest)
+		}
 		return
 	}
 	content, err := readUpload(w, r)
@@ -824,6 +849,11 @@ func (s *Server) filesCompleteUploadExternal(form url.Values) (map[string]any, *
 	comment := form.Get("initial_comment")
 
 	s.mu.Lock()
+	if thread != "" && s.findLocked(channel, thread) == nil {
+		// A file shared as a reply needs a message to reply to in that channel.
+		s.mu.Unlock()
+		return nil, errorf("invalid_arguments", "[ERROR] thread_ts names no message in the channel")
+	}
 	for _, f := range files {
 		u := s.uploads[f.ID]
 		if u == nil || !u.uploaded || u.completed {
