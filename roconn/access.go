@@ -212,16 +212,21 @@ func newAccess(sch *schema, exposed []exposure, reads [][]read, hidden map[strin
 //     a RIGHT or FULL join becomes, without asking the authorizer: a table
 //     joined so, whose other columns go unused, is never reported at all.
 //     So a statement with such a join may not mention a table or view the
-//     policy does not expose, may not join USING a name that is hidden in
-//     some table, and may not be NATURAL when a hidden column's name could
-//     be one of the names it compares.
+//     policy does not expose, nor a name that can only mean something no
+//     policy exposes (see internalName: the schema tables, sqlite_dbpage,
+//     dbstat, table-valued pragmas, the connection's virtual table
+//     modules), may not join USING a name that is hidden in some table, and
+//     may not be NATURAL when a hidden column's name could be one of the
+//     names it compares.
 //   - A view the policy does not expose, or main.t for a table it does not
 //     expose: a view's tables come with database "main" when SQLite asks
 //     to read no column of them (see counts).
 //   - INDEXED BY an index that holds a column that may not be read: the
 //     authorizer is not asked about indexes, and a scan of one returns rows
 //     in the order of all its columns.
-func (a *access) textRefusal(stmt string) string {
+//
+// modules are the connection's virtual table modules, lower-cased.
+func (a *access) textRefusal(stmt string, modules map[string]bool) string {
 	toks := tokens(stmt)
 	closing := closingParens(toks)
 	for i, t := range toks {
@@ -264,7 +269,7 @@ func (a *access) textRefusal(stmt string) string {
 		return ""
 	}
 	for _, t := range toks {
-		if t.kind != tokPunct && a.unexposed[fold(t.text)] {
+		if t.kind != tokPunct && (a.unexposed[fold(t.text)] || a.internalName(fold(t.text), modules)) {
 			return "a statement with a USING or NATURAL join may not mention " + clipName(t.text) + ", which the policy does not expose"
 		}
 	}
@@ -274,6 +279,25 @@ func (a *access) textRefusal(stmt string) string {
 		}
 	}
 	return ""
+}
+
+// internalName reports whether name (lower-cased), unless it is an exposed
+// object's, can only name what no policy exposes: a schema table
+// (sqlite_schema, sqlite_master and their temp forms, sqlite_sequence,
+// sqlite_stat1..4: every sqlite_* name is SQLite's), sqlite_dbpage, dbstat,
+// a table-valued pragma (pragma_*), the eponymous JSON tables SQLite
+// registers on first use, or any virtual table module of the connection.
+// A quoted name is unquoted by tokens and SQLite folds only ASCII case,
+// as fold does, so no other spelling reaches these.
+func (a *access) internalName(name string, modules map[string]bool) bool {
+	if _, exposed := a.top[name]; exposed {
+		return false
+	}
+	switch name {
+	case "dbstat", "json_each", "json_tree", "jsonb_each", "jsonb_tree":
+		return true
+	}
+	return strings.HasPrefix(name, "sqlite_") || strings.HasPrefix(name, "pragma_") || modules[name]
 }
 
 // naturalRefusal returns why a statement with a NATURAL join may not run,

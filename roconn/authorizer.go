@@ -216,7 +216,7 @@ func (s *authState) begin(stmt string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if stmt != s.last || s.last == "" {
-		s.last, s.lastText = stmt, s.access.textRefusal(stmt)
+		s.last, s.lastText = stmt, s.access.textRefusal(stmt, s.modules)
 	}
 	s.denied, s.weak, s.text, s.counts = "", false, s.lastText, nil
 }

@@ -232,7 +232,7 @@ func TestTextRefusalDeepNesting(t *testing.T) {
 	const depth = 200_000
 	stmt := "SELECT " + strings.Repeat("abs(", depth) + "1" + strings.Repeat(")", depth) + " FROM departments NATURAL JOIN west_staff"
 	start := time.Now()
-	why := acc.textRefusal(stmt)
+	why := acc.textRefusal(stmt, nil)
 	t.Logf("%d bytes in %v: %q", len(stmt), time.Since(start), why)
 	if why != "" {
 		t.Errorf("refused: %s", why)

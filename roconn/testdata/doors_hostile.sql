@@ -290,3 +290,81 @@ SELECT a.id FROM accounts a JOIN email_domains e ON e.id = a.id WHERE a.manager_
 SELECT name FROM (SELECT id, name, dept_id FROM employees) AS west_staff
 -- name: cte/table-alias-named-like-view
 SELECT dept_pay.salary FROM employees AS dept_pay
+-- name: schemajoin/using-schema-name-oracle
+SELECT count(*) FROM (SELECT char(101, 109, 112, 108, 111, 121, 101, 101, 115) AS name) JOIN sqlite_schema USING (name)
+-- name: schemajoin/natural-master-name-oracle
+SELECT count(*) FROM (SELECT 'emp' || 'loyees' AS name) NATURAL JOIN sqlite_master
+-- name: schemajoin/natural-dbpage-page-count
+WITH RECURSIVE p(pgno) AS (SELECT 1 UNION ALL SELECT pgno + 1 FROM p WHERE pgno < 100) SELECT count(*) FROM p NATURAL JOIN sqlite_dbpage
+-- name: schemajoin/using-dbpage-table-valued
+SELECT count(*) FROM (SELECT 2 AS pgno) NATURAL JOIN sqlite_dbpage('main')
+-- name: schemajoin/using-dbpage
+SELECT count(*) FROM (SELECT 12 AS pgno) JOIN sqlite_dbpage USING (pgno)
+-- name: schemajoin/inner-using-quoted-master
+SELECT count(*) FROM (SELECT 'departments' AS name) INNER JOIN "sqlite_master" USING (name)
+-- name: schemajoin/using-bracket-schema
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN [sqlite_schema] USING ("name")
+-- name: schemajoin/using-main-backtick-master
+SELECT count(*) FROM (SELECT 'accounts_opened_pin' AS name) JOIN `main`.sqlite_master USING (name)
+-- name: schemajoin/using-main-quoted-schema
+SELECT count(*) FROM (SELECT 'dept_pay' AS name) JOIN "main"."sqlite_schema" USING (name)
+-- name: schemajoin/using-mixed-case-master
+SELECT count(*) FROM (SELECT 'salary_rank' AS name) JOIN SQLite_Master USING (name)
+-- name: schemajoin/using-temp-master
+SELECT count(*) FROM (SELECT 'departments' AS name) JOIN temp.sqlite_master USING (name)
+-- name: schemajoin/inner-using-temp-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) INNER JOIN sqlite_temp_schema USING (name)
+-- name: schemajoin/natural-temp-master
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN sqlite_temp_master
+-- name: schemajoin/left-using-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) LEFT JOIN sqlite_schema USING (name)
+-- name: schemajoin/natural-left-master-tbl-name
+SELECT count(*) FROM (SELECT 'accounts' AS tbl_name) NATURAL LEFT JOIN sqlite_master
+-- name: schemajoin/right-using-schema-count
+SELECT count(*) FROM (SELECT 'x' AS name) RIGHT JOIN sqlite_schema USING (name)
+-- name: schemajoin/full-using-schema-count
+SELECT count(*) FROM (SELECT 'x' AS name) FULL JOIN sqlite_schema USING (name)
+-- name: schemajoin/cross-using-master
+SELECT count(*) FROM (SELECT 'departments' AS name) CROSS JOIN sqlite_master USING (name)
+-- name: schemajoin/natural-master-type-count
+SELECT count(*) FROM (SELECT 'table' AS type) NATURAL JOIN sqlite_schema
+-- name: schemajoin/natural-master-sql-oracle
+SELECT count(*) FROM sqlite_schema NATURAL JOIN (SELECT 'CREATE INDEX employees_salary ON employees(salary)' AS sql)
+-- name: schemajoin/in-subquery-natural-master
+SELECT id FROM departments WHERE 1 IN (SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN sqlite_master)
+-- name: schemajoin/exists-using-schema
+SELECT 1 FROM departments WHERE EXISTS (SELECT 1 FROM (SELECT 'senior' AS name) JOIN sqlite_schema USING (name))
+-- name: schemajoin/json-each-natural-master
+SELECT count(*) FROM json_each('[1]') NATURAL JOIN sqlite_master
+-- name: schemajoin/natural-sequence
+SELECT count(*) FROM (SELECT 'audit' || '_log' AS name) NATURAL JOIN sqlite_sequence
+-- name: schemajoin/using-sequence-seq
+SELECT count(*) FROM (SELECT 2 AS seq) JOIN sqlite_sequence USING (seq)
+-- name: schemajoin/natural-stat1
+SELECT count(*) FROM (SELECT 'departments' AS tbl) NATURAL JOIN sqlite_stat1
+-- name: schemajoin/using-stat1
+SELECT count(*) FROM (SELECT 'departments' AS tbl, '3' AS stat) JOIN sqlite_stat1 USING (tbl, stat)
+-- name: schemajoin/natural-left-stat4
+SELECT count(*) FROM (SELECT 'departments' AS tbl) NATURAL LEFT JOIN sqlite_stat4
+-- name: schemajoin/natural-dbstat
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN dbstat
+-- name: schemajoin/using-dbstat-table-valued
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN dbstat('main') USING (name)
+-- name: schemajoin/natural-pragma-table-info
+SELECT count(*) FROM (SELECT 'salary' AS name) NATURAL JOIN pragma_table_info(char(101, 109, 112, 108, 111, 121, 101, 101, 115))
+-- name: schemajoin/using-pragma-table-xinfo
+SELECT count(*) FROM (SELECT 'pin' AS name) JOIN pragma_table_xinfo('accounts') USING (name)
+-- name: schemajoin/natural-pragma-table-list
+SELECT count(*) FROM (SELECT 'audit' || '_log' AS name) NATURAL JOIN pragma_table_list
+-- name: schemajoin/using-main-pragma-index-list
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN main.pragma_index_list('accounts') USING (name)
+-- name: schemajoin/full-using-schema-names
+SELECT name FROM (SELECT NULL AS name WHERE 0) FULL JOIN sqlite_schema USING (name)
+-- name: schemajoin/full-using-dbpage-data
+SELECT data FROM (SELECT NULL AS data WHERE 0) FULL JOIN sqlite_dbpage USING (data)
+-- name: schemajoin/natural-right-dbpage-star
+SELECT * FROM (SELECT NULL AS data WHERE 0) NATURAL RIGHT JOIN sqlite_dbpage
+-- name: schemajoin/subquery-star-natural-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN (SELECT * FROM sqlite_schema)
+-- name: schemajoin/cte-star-using-master
+WITH m AS (SELECT * FROM sqlite_master) SELECT count(*) FROM (SELECT 'departments' AS name) JOIN m USING (name)
