@@ -368,3 +368,63 @@ SELECT * FROM (SELECT NULL AS data WHERE 0) NATURAL RIGHT JOIN sqlite_dbpage
 SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN (SELECT * FROM sqlite_schema)
 -- name: schemajoin/cte-star-using-master
 WITH m AS (SELECT * FROM sqlite_master) SELECT count(*) FROM (SELECT 'departments' AS name) JOIN m USING (name)
+-- name: more/window-using-order-hidden
+SELECT rank() OVER (ORDER BY pin) FROM accounts JOIN (SELECT 'PIN-SECRET-7731' AS pin) USING (pin)
+-- name: more/window-right-using-coalesce
+SELECT id, row_number() OVER (ORDER BY owner) FROM (SELECT NULL AS owner WHERE 0) RIGHT JOIN accounts USING (owner)
+-- name: more/window-full-using-first-value
+SELECT id, first_value(owner) OVER (ORDER BY id) FROM accounts FULL JOIN (SELECT NULL AS owner WHERE 0) USING (owner)
+-- name: more/window-partition-hidden-natural
+SELECT count(*) OVER (PARTITION BY pin) FROM accounts FULL JOIN (SELECT 1 AS x) ON 0 NATURAL JOIN (SELECT 1 AS y)
+-- name: more/compound-union-right-using
+SELECT pin FROM (SELECT NULL AS pin WHERE 0) RIGHT JOIN accounts USING (pin) UNION SELECT name FROM departments
+-- name: more/compound-except-using-oracle
+SELECT id FROM accounts JOIN (SELECT 'PIN-SECRET-7731' AS pin) USING (pin) EXCEPT SELECT 99
+-- name: more/compound-intersect-full-using
+SELECT kind FROM accounts INTERSECT SELECT owner FROM (SELECT NULL AS owner WHERE 0) FULL JOIN accounts USING (owner)
+-- name: more/in-subquery-natural-oracle
+SELECT id FROM departments WHERE id IN (SELECT dept_id FROM accounts NATURAL JOIN (SELECT 'PIN-SECRET-7731' AS pin))
+-- name: more/in-subquery-natural-value
+SELECT id FROM departments WHERE 'PIN-SECRET-7731' IN (SELECT pin FROM accounts NATURAL JOIN (SELECT 1 AS id))
+-- name: more/order-by-subquery-natural
+SELECT id FROM departments ORDER BY (SELECT count(*) FROM accounts NATURAL JOIN (SELECT 'PIN-SECRET-7731' AS pin)), id
+-- name: more/json-each-hidden-column
+SELECT value FROM accounts, json_each(json_array(pin))
+-- name: more/json-tree-hidden-object
+SELECT key FROM json_tree((SELECT json_group_object(id, iban) FROM accounts))
+-- name: more/json-each-on-hidden
+SELECT count(*) FROM accounts a JOIN json_each('["PIN-SECRET-7731"]') j ON j.value = a.pin
+-- name: more/json-each-using-id
+SELECT count(*) FROM accounts JOIN json_each('["PIN-SECRET-7731"]') USING (id)
+-- name: more/json-each-natural-accounts
+SELECT count(*) FROM json_each('[1]') NATURAL JOIN accounts
+-- name: more/json-each-natural-value-oracle
+SELECT count(*) FROM (SELECT 'XQ12SECRET0001' AS value) NATURAL JOIN json_each((SELECT json_group_array(iban) FROM accounts))
+-- name: more/generated-stored-using
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ' AS country) USING (country)
+-- name: more/generated-virtual-natural
+SELECT count(*) FROM accounts NATURAL JOIN (SELECT 'O' AS initial)
+-- name: more/generated-virtual-where
+SELECT id FROM accounts WHERE band = 'high' AND initial = 'O'
+-- name: more/generated-stored-right-using
+SELECT country FROM (SELECT NULL AS country WHERE 0) RIGHT JOIN accounts USING (country)
+-- name: more/generated-stored-order-by
+SELECT id FROM accounts ORDER BY country
+-- name: more/indexed-by-then-order-hidden
+SELECT id FROM accounts INDEXED BY accounts_balance WHERE balance > 0 ORDER BY pin
+-- name: more/indexed-by-quoted
+SELECT id FROM accounts INDEXED BY "accounts_iban" WHERE 1
+-- name: more/indexed-by-bracketed
+SELECT id FROM accounts INDEXED BY [accounts_opened_pin] WHERE opened > ''
+-- name: more/indexed-by-upper-main
+SELECT id FROM main.accounts INDEXED BY ACCOUNTS_IBAN
+-- name: more/indexed-by-expression-alias
+SELECT id FROM accounts AS a INDEXED BY accounts_lower_owner WHERE lower(a.owner) > ''
+-- name: more/indexed-by-count-range
+SELECT count(*) FROM accounts INDEXED BY accounts_iban WHERE iban > ''
+-- name: more/range-hidden-order-by-visible
+SELECT id FROM accounts WHERE iban > '' ORDER BY id
+-- name: more/min-hidden-is-null
+SELECT min(iban) IS NULL FROM accounts
+-- name: more/expression-index-range
+SELECT id FROM accounts WHERE lower(owner) > 'owner secret h'
