@@ -77,19 +77,23 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 	if cols, ok := a.top[t]; ok {
 		return cols[c]
 	}
-	if column != "" || a.tables[t] {
+	if a.tables[t] {
 		return false
 	}
-	// An empty-column read names a FROM item none of whose columns are used.
-	// If the name is not a table or view, it is a common table expression
-	// (whose own reads were authorized one by one) or an eponymous virtual
-	// table. SQLite finds the latter among the connection's modules or, for
-	// names starting "pragma_" or "json", registers one on first use
-	// (sqlite3LocateTable); those, and the schema tables, are refused.
-	if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") || strings.HasPrefix(t, "json") {
+	// The name is not a table or view. An empty-column read names a FROM
+	// item none of whose columns are used; a read of a column, a subquery
+	// or common table expression on the left of a FULL JOIN whose USING
+	// column is named unqualified (SQLite reads coalesce(left, right) and
+	// asks about the left one by its alias, or "(subquery-N)"). Either way
+	// it is a subquery or common table expression, whose own reads were
+	// authorized one by one, or an eponymous virtual table. SQLite finds
+	// the latter among the connection's modules or, for names starting
+	// "pragma_" or "json", registers one on first use (sqlite3LocateTable);
+	// those, and the schema tables, are refused.
+	if strings.HasPrefix(t, "json") || a.internalName(t, modules) {
 		return false
 	}
-	return !modules[t]
+	return true
 }
 
 // newAccess builds the access for the exposed objects. reads are the
