@@ -428,3 +428,25 @@ SELECT id FROM accounts WHERE iban > '' ORDER BY id
 SELECT min(iban) IS NULL FROM accounts
 -- name: more/expression-index-range
 SELECT id FROM accounts WHERE lower(owner) > 'owner secret h'
+-- name: fulljoin/alias-named-like-table
+SELECT pin FROM (SELECT NULL AS pin WHERE 0) AS accounts FULL JOIN main.accounts USING (pin)
+-- name: fulljoin/literal-left-hidden-right
+SELECT x FROM (SELECT 1 AS x) s FULL JOIN (SELECT pin AS x FROM accounts) t USING (x)
+-- name: fulljoin/natural-hidden-subquery
+SELECT owner FROM (SELECT NULL AS owner WHERE 0) s NATURAL FULL JOIN (SELECT id, owner FROM accounts)
+-- name: fulljoin/using-visible-filter-hidden
+SELECT id, kind FROM (SELECT NULL AS kind WHERE 0) s FULL JOIN (SELECT id, kind FROM accounts WHERE pin > 'PIN-SECRET-5') t USING (kind)
+-- name: fulljoin/unaliased-hidden-right
+SELECT k FROM (SELECT 1 AS k) s FULL JOIN (SELECT pin AS k FROM accounts) USING (k)
+-- name: fulljoin/cte-hidden-right
+WITH c(k) AS (SELECT iban FROM accounts) SELECT k FROM (SELECT NULL AS k WHERE 0) s FULL JOIN c USING (k)
+-- name: fulljoin/cte-left-hidden-right
+WITH c(k) AS (SELECT NULL WHERE 0) SELECT k FROM c FULL JOIN (SELECT iban AS k FROM accounts) USING (k)
+-- name: fulljoin/base-through-subquery
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT salary AS k FROM employees) USING (k)
+-- name: fulljoin/hidden-view-through-subquery
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT email AS k FROM staff_all) USING (k)
+-- name: fulljoin/json-each-hidden-right
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT value AS k FROM json_each((SELECT json_group_array(pin) FROM accounts))) USING (k)
+-- name: fulljoin/hidden-left-qualified
+SELECT s.k FROM (SELECT pin AS k FROM accounts) s FULL JOIN (SELECT 1 AS k) USING (k)
