@@ -450,3 +450,19 @@ SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT email AS k FROM 
 SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT value AS k FROM json_each((SELECT json_group_array(pin) FROM accounts))) USING (k)
 -- name: fulljoin/hidden-left-qualified
 SELECT s.k FROM (SELECT pin AS k FROM accounts) s FULL JOIN (SELECT 1 AS k) USING (k)
+-- name: count/audit-log-natural
+SELECT count(*) FROM (SELECT 1 AS x) NATURAL JOIN audit_log
+-- name: count/audit-log-using-quoted
+SELECT count(*) FROM (SELECT 1 AS id) JOIN "audit_log" USING (id)
+-- name: count/audit-log-exists
+SELECT count(*) FROM departments WHERE EXISTS (SELECT 1 FROM audit_log)
+-- name: hide/audit-log-note
+SELECT note FROM audit_log
+-- name: fulljoin/audit-log-coalesce
+SELECT note FROM (SELECT NULL AS note WHERE 0) FULL JOIN audit_log USING (note)
+-- name: schema/sequence-count
+SELECT count(*) FROM sqlite_sequence
+-- name: schema/stat1-full-on
+SELECT count(*) FROM (SELECT 1) FULL JOIN sqlite_stat1 ON 1
+-- name: schema/dbstat-cross
+SELECT count(*) FROM departments CROSS JOIN dbstat
