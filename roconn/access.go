@@ -62,8 +62,9 @@ type access struct {
 // readAllowed reports whether a SQLITE_READ of table.column, made through
 // context, may go ahead. dbName is the schema SQLite names ("" or "main";
 // anything else, such as temp, is refused); modules are the virtual table
-// modules of the connection.
-func (a *access) readAllowed(table, column, dbName, context string, modules map[string]bool) bool {
+// modules of the connection; derived are the names of the statement's
+// subqueries and common table expressions (see derivedNames).
+func (a *access) readAllowed(table, column, dbName, context string, modules, derived map[string]bool) bool {
 	if dbName != "" && fold(dbName) != "main" {
 		return false
 	}
@@ -81,19 +82,54 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 		return false
 	}
 	// The name is not a table or view. An empty-column read names a FROM
-	// item none of whose columns are used; a read of a column, a subquery
-	// or common table expression on the left of a FULL JOIN whose USING
-	// column is named unqualified (SQLite reads coalesce(left, right) and
-	// asks about the left one by its alias, or "(subquery-N)"). Either way
-	// it is a subquery or common table expression, whose own reads were
-	// authorized one by one, or an eponymous virtual table. SQLite finds
-	// the latter among the connection's modules or, for names starting
-	// "pragma_" or "json", registers one on first use (sqlite3LocateTable);
-	// those, and the schema tables, are refused.
+	// item none of whose columns are used: a common table expression
+	// (whose own reads were authorized one by one) or an eponymous virtual
+	// table. SQLite finds the latter among the connection's modules or, for
+	// names starting "pragma_" or "json", registers one on first use
+	// (sqlite3LocateTable); those, and the schema tables, are refused.
 	if strings.HasPrefix(t, "json") || a.internalName(t, modules) {
 		return false
 	}
-	return true
+	// A read of a column of such a name: SQLite asks about the columns of
+	// some subqueries and common table expressions (the left side of a
+	// FULL JOIN whose USING column is named unqualified, which it reads as
+	// coalesce(left, right)) by their alias or "(subquery-N)". Those were
+	// authorized one by one. Any other name is a table created after Open,
+	// which no policy exposes.
+	return column == "" || derived[t] || subqueryName.MatchString(t)
+}
+
+// subqueryName is the name SQLite gives a subquery in FROM with no alias.
+var subqueryName = regexp.MustCompile(`^\(subquery-[0-9]+\)$`)
+
+// derivedNames returns the names (lower-cased) that stmt gives its
+// subqueries in FROM (the name after the ")" of a parenthesized SELECT,
+// VALUES or WITH, with or without AS) and its common table expressions. A
+// parenthesized table, as in "(t) AS x", is not a subquery: SQLite reads
+// it as t.
+func derivedNames(stmt string) map[string]bool {
+	toks := tokens(stmt)
+	closing := closingParens(toks)
+	names := map[string]bool{}
+	for i, t := range toks {
+		if t.kind != tokPunct && definesCTE(toks, closing, i) {
+			names[fold(t.text)] = true
+		}
+		if t.kind != tokPunct || t.text != "(" || closing[i] == 0 || i+1 >= len(toks) {
+			continue
+		}
+		if !isWord(toks[i+1], "select") && !isWord(toks[i+1], "values") && !isWord(toks[i+1], "with") {
+			continue
+		}
+		j := closing[i] + 1
+		if j < len(toks) && isWord(toks[j], "as") {
+			j++
+		}
+		if j < len(toks) && toks[j].kind != tokPunct {
+			names[fold(toks[j].text)] = true
+		}
+	}
+	return names
 }
 
 // newAccess builds the access for the exposed objects. reads are the

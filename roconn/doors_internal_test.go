@@ -299,3 +299,50 @@ func layerOfErr(err error) Layer {
 	}
 	return ""
 }
+
+// TestAuthorizerTableAfterOpen: a table the file's owner creates after
+// Open is no table the authorizer knows; alone, it still denies reading
+// its columns, whatever alias the statement gives it, while a subquery's
+// or common table expression's column, which SQLite asks about by its
+// alias when it is the left side of a FULL JOIN's unqualified USING
+// column, may be read.
+func TestAuthorizerTableAfterOpen(t *testing.T) {
+	ctx := context.Background()
+	path, rw := scriptRW(t, "doors.sql")
+	acc, _ := layersFor(t, path, "doors_policy.yaml")
+	if _, err := rw.Exec(`CREATE TABLE later (id INTEGER PRIMARY KEY, note TEXT);
+		INSERT INTO later VALUES (1, 'SECRET later'), (2, 'SECRET later 2')`); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	pool, st := authorizerOnly(t, path, acc)
+	for _, q := range []string{
+		"SELECT note FROM later",
+		"SELECT s.note FROM later AS s",
+		"SELECT note FROM (later) AS s",
+		"SELECT note FROM (later) AS later",
+		"SELECT id FROM (later) AS s FULL JOIN departments USING (id)",
+		"SELECT id FROM (SELECT 1 AS id) AS s FULL JOIN later USING (id)",
+	} {
+		st.begin(q)
+		out, err := queryText(ctx, pool, q)
+		if err == nil || st.denial() == "" {
+			t.Errorf("%s: %q, %v; want a denial", q, out, err)
+		}
+		if v := leaked(out + fmt.Sprint(err)); v != "" {
+			t.Errorf("%s: %q in the output", q, v)
+		}
+	}
+	for _, q := range []string{
+		"SELECT id FROM (SELECT 2 AS id) AS s FULL JOIN departments USING (id)",
+		"SELECT id FROM (SELECT 2 AS id) FULL JOIN departments USING (id)",
+		"SELECT id FROM ((SELECT 2 AS id) AS [s q]) FULL JOIN departments USING (id)",
+		"WITH c(id) AS (VALUES (3)) SELECT id FROM c AS x FULL JOIN departments USING (id)",
+		"WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM r WHERE id < 3) SELECT id FROM r FULL JOIN departments USING (id)",
+	} {
+		st.begin(q)
+		if _, err := queryText(ctx, pool, q); err != nil || st.denial() != "" {
+			t.Errorf("%s: %v, denial %q; want it to run", q, err, st.denial())
+		}
+	}
+}
