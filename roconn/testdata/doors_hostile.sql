@@ -466,3 +466,11 @@ SELECT count(*) FROM sqlite_sequence
 SELECT count(*) FROM (SELECT 1) FULL JOIN sqlite_stat1 ON 1
 -- name: schema/dbstat-cross
 SELECT count(*) FROM departments CROSS JOIN dbstat
+-- name: fulljoin/coalesce-order-by-hidden
+SELECT kind FROM (SELECT NULL AS kind WHERE 0) s FULL JOIN accounts USING (kind) ORDER BY pin
+-- name: fulljoin/coalesce-having-hidden
+SELECT kind, count(*) FROM (SELECT 'checking' AS kind) s FULL JOIN accounts a USING (kind) GROUP BY kind HAVING max(a.iban) > ''
+-- name: fulljoin/coalesce-where-hidden
+SELECT id FROM (SELECT NULL AS id WHERE 0) s FULL JOIN accounts USING (id) WHERE owner LIKE 'Owner SECRET G%'
+-- name: fulljoin/not-indexed-order-hidden
+SELECT id FROM (SELECT 1 AS id) s FULL JOIN accounts NOT INDEXED USING (id) ORDER BY iban
