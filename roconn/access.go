@@ -62,8 +62,9 @@ type access struct {
 // readAllowed reports whether a SQLITE_READ of table.column, made through
 // context, may go ahead. dbName is the schema SQLite names ("" or "main";
 // anything else, such as temp, is refused); modules are the virtual table
-// modules of the connection.
-func (a *access) readAllowed(table, column, dbName, context string, modules map[string]bool) bool {
+// modules of the connection; derived are the names of the statement's
+// subqueries and common table expressions (see derivedNames).
+func (a *access) readAllowed(table, column, dbName, context string, modules, derived map[string]bool) bool {
 	if dbName != "" && fold(dbName) != "main" {
 		return false
 	}
@@ -77,19 +78,58 @@ func (a *access) readAllowed(table, column, dbName, context string, modules map[
 	if cols, ok := a.top[t]; ok {
 		return cols[c]
 	}
-	if column != "" || a.tables[t] {
+	if a.tables[t] {
 		return false
 	}
-	// An empty-column read names a FROM item none of whose columns are used.
-	// If the name is not a table or view, it is a common table expression
+	// The name is not a table or view. An empty-column read names a FROM
+	// item none of whose columns are used: a common table expression
 	// (whose own reads were authorized one by one) or an eponymous virtual
 	// table. SQLite finds the latter among the connection's modules or, for
 	// names starting "pragma_" or "json", registers one on first use
 	// (sqlite3LocateTable); those, and the schema tables, are refused.
-	if strings.HasPrefix(t, "sqlite_") || strings.HasPrefix(t, "pragma_") || strings.HasPrefix(t, "json") {
+	if strings.HasPrefix(t, "json") || a.internalName(t, modules) {
 		return false
 	}
-	return !modules[t]
+	// A read of a column of such a name: SQLite asks about the columns of
+	// some subqueries and common table expressions (the left side of a
+	// FULL JOIN whose USING column is named unqualified, which it reads as
+	// coalesce(left, right)) by their alias or "(subquery-N)". Those were
+	// authorized one by one. Any other name is a table created after Open,
+	// which no policy exposes.
+	return column == "" || derived[t] || subqueryName.MatchString(t)
+}
+
+// subqueryName is the name SQLite gives a subquery in FROM with no alias.
+var subqueryName = regexp.MustCompile(`^\(subquery-[0-9]+\)$`)
+
+// derivedNames returns the names (lower-cased) that stmt gives its
+// subqueries in FROM (the name after the ")" of a parenthesized SELECT,
+// VALUES or WITH, with or without AS) and its common table expressions. A
+// parenthesized table, as in "(t) AS x", is not a subquery: SQLite reads
+// it as t.
+func derivedNames(stmt string) map[string]bool {
+	toks := tokens(stmt)
+	closing := closingParens(toks)
+	names := map[string]bool{}
+	for i, t := range toks {
+		if t.kind != tokPunct && definesCTE(toks, closing, i) {
+			names[fold(t.text)] = true
+		}
+		if t.kind != tokPunct || t.text != "(" || closing[i] == 0 || i+1 >= len(toks) {
+			continue
+		}
+		if !isWord(toks[i+1], "select") && !isWord(toks[i+1], "values") && !isWord(toks[i+1], "with") {
+			continue
+		}
+		j := closing[i] + 1
+		if j < len(toks) && isWord(toks[j], "as") {
+			j++
+		}
+		if j < len(toks) && toks[j].kind != tokPunct {
+			names[fold(toks[j].text)] = true
+		}
+	}
+	return names
 }
 
 // newAccess builds the access for the exposed objects. reads are the
@@ -212,16 +252,21 @@ func newAccess(sch *schema, exposed []exposure, reads [][]read, hidden map[strin
 //     a RIGHT or FULL join becomes, without asking the authorizer: a table
 //     joined so, whose other columns go unused, is never reported at all.
 //     So a statement with such a join may not mention a table or view the
-//     policy does not expose, may not join USING a name that is hidden in
-//     some table, and may not be NATURAL when a hidden column's name could
-//     be one of the names it compares.
+//     policy does not expose, nor a name that can only mean something no
+//     policy exposes (see internalName: the schema tables, sqlite_dbpage,
+//     dbstat, table-valued pragmas, the connection's virtual table
+//     modules), may not join USING a name that is hidden in some table, and
+//     may not be NATURAL when a hidden column's name could be one of the
+//     names it compares.
 //   - A view the policy does not expose, or main.t for a table it does not
 //     expose: a view's tables come with database "main" when SQLite asks
 //     to read no column of them (see counts).
 //   - INDEXED BY an index that holds a column that may not be read: the
 //     authorizer is not asked about indexes, and a scan of one returns rows
 //     in the order of all its columns.
-func (a *access) textRefusal(stmt string) string {
+//
+// modules are the connection's virtual table modules, lower-cased.
+func (a *access) textRefusal(stmt string, modules map[string]bool) string {
 	toks := tokens(stmt)
 	closing := closingParens(toks)
 	for i, t := range toks {
@@ -264,7 +309,7 @@ func (a *access) textRefusal(stmt string) string {
 		return ""
 	}
 	for _, t := range toks {
-		if t.kind != tokPunct && a.unexposed[fold(t.text)] {
+		if t.kind != tokPunct && (a.unexposed[fold(t.text)] || a.internalName(fold(t.text), modules)) {
 			return "a statement with a USING or NATURAL join may not mention " + clipName(t.text) + ", which the policy does not expose"
 		}
 	}
@@ -274,6 +319,25 @@ func (a *access) textRefusal(stmt string) string {
 		}
 	}
 	return ""
+}
+
+// internalName reports whether name (lower-cased), unless it is an exposed
+// object's, can only name what no policy exposes: a schema table
+// (sqlite_schema, sqlite_master and their temp forms, sqlite_sequence,
+// sqlite_stat1..4: every sqlite_* name is SQLite's), sqlite_dbpage, dbstat,
+// a table-valued pragma (pragma_*), the eponymous JSON tables SQLite
+// registers on first use, or any virtual table module of the connection.
+// A quoted name is unquoted by tokens and SQLite folds only ASCII case,
+// as fold does, so no other spelling reaches these.
+func (a *access) internalName(name string, modules map[string]bool) bool {
+	if _, exposed := a.top[name]; exposed {
+		return false
+	}
+	switch name {
+	case "dbstat", "json_each", "json_tree", "jsonb_each", "jsonb_tree":
+		return true
+	}
+	return strings.HasPrefix(name, "sqlite_") || strings.HasPrefix(name, "pragma_") || modules[name]
 }
 
 // naturalRefusal returns why a statement with a NATURAL join may not run,

@@ -46,12 +46,12 @@ func functionAllowed(name string) bool {
 // decide is the restricted authorizer's verdict on one action. It allows
 // SELECT, RECURSIVE, READ of an allowed pair and FUNCTION of an allowed
 // function; everything else is denied, with a short reason for the Refusal.
-func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string, modules map[string]bool) (ok bool, reason string) {
+func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string, modules, derived map[string]bool) (ok bool, reason string) {
 	switch action {
 	case sqlite.AuthSelect, sqlite.AuthRecursive:
 		return true, ""
 	case sqlite.AuthRead:
-		if a.readAllowed(arg1, arg2, dbName, context, modules) {
+		if a.readAllowed(arg1, arg2, dbName, context, modules, derived) {
 			return true, ""
 		}
 		if arg2 == "" {
@@ -155,9 +155,13 @@ type authState struct {
 	// counts holds, per table, how many reads of its column "" the views
 	// compiled so far in the statement allow (see access.counts).
 	counts map[string]int
-	// last and lastText remember the last statement begin judged: Query
-	// compiles each statement twice.
+	// derived are the names of the subqueries and common table
+	// expressions of the statement being compiled (see derivedNames).
+	derived map[string]bool
+	// last, lastText and lastDerived remember the last statement begin
+	// judged: Query compiles each statement twice.
 	last, lastText string
+	lastDerived    map[string]bool
 	sealed         bool // a checked program is running: nothing may be compiled
 	broken         bool // something was compiled, and denied, while sealed
 }
@@ -167,7 +171,10 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	if s.deniedSealed() {
 		return sqlite.AuthorizerDeny
 	}
-	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules)
+	s.mu.Lock()
+	derived := s.derived
+	s.mu.Unlock()
+	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules, derived)
 	s.mu.Lock()
 	if action == sqlite.AuthSelect {
 		for t, n := range s.access.counts[fold(context)] {
@@ -205,7 +212,7 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 // reset forgets the last denial and the statement's text.
 func (s *authState) reset() {
 	s.mu.Lock()
-	s.denied, s.weak, s.text, s.counts = "", false, "", nil
+	s.denied, s.weak, s.text, s.counts, s.derived = "", false, "", nil, nil
 	s.mu.Unlock()
 }
 
@@ -216,9 +223,9 @@ func (s *authState) begin(stmt string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if stmt != s.last || s.last == "" {
-		s.last, s.lastText = stmt, s.access.textRefusal(stmt)
+		s.last, s.lastText, s.lastDerived = stmt, s.access.textRefusal(stmt, s.modules), derivedNames(stmt)
 	}
-	s.denied, s.weak, s.text, s.counts = "", false, s.lastText, nil
+	s.denied, s.weak, s.text, s.counts, s.derived = "", false, s.lastText, nil, s.lastDerived
 }
 
 // seal forbids every compile until unseal: between the check of a program

@@ -50,11 +50,17 @@ func scriptRW(t *testing.T, file string) (string, *sql.DB) {
 // check for the database at path under testdata/policyFile.
 func layersFor(t *testing.T, path, policyFile string) (*access, *programCheck) {
 	t.Helper()
-	ctx := context.Background()
 	data, err := os.ReadFile(filepath.Join("testdata", policyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return layersForPolicy(t, path, data)
+}
+
+// layersForPolicy is layersFor with the policy's text.
+func layersForPolicy(t *testing.T, path string, data []byte) (*access, *programCheck) {
+	t.Helper()
+	ctx := context.Background()
 	p, err := ParsePolicy(data)
 	if err != nil {
 		t.Fatal(err)
@@ -232,9 +238,111 @@ func TestTextRefusalDeepNesting(t *testing.T) {
 	const depth = 200_000
 	stmt := "SELECT " + strings.Repeat("abs(", depth) + "1" + strings.Repeat(")", depth) + " FROM departments NATURAL JOIN west_staff"
 	start := time.Now()
-	why := acc.textRefusal(stmt)
+	why := acc.textRefusal(stmt, nil)
 	t.Logf("%d bytes in %v: %q", len(stmt), time.Since(start), why)
 	if why != "" {
 		t.Errorf("refused: %s", why)
+	}
+}
+
+// TestNaturalJoinUnwrittenNames: a NATURAL join compares the names its
+// sides share, and SQLite's own tables and table-valued functions have
+// columns (value, key, name, type, data, ...) that no statement has to
+// write. A table that hides columns of such names, joined NATURAL to one
+// of them, would be an equality oracle whose compared name never appears
+// in the text; the authorizer alone refuses it, as does the program check
+// alone.
+func TestNaturalJoinUnwrittenNames(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "notes.db")
+	rw := sql.OpenDB(&plainConnector{driver: &sqlite.Driver{}, dsn: path})
+	if _, err := rw.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, value TEXT, key TEXT, name TEXT, type TEXT, data BLOB, pgno INTEGER);
+		INSERT INTO notes VALUES (1, 'SECRET one', 'SECRET key', 'departments', 'table', NULL, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	rw.SetMaxOpenConns(1)
+	defer rw.Close()
+	acc, check := layersForPolicy(t, path, []byte("expose: {notes: {hide: [value, key, name, type, data, pgno]}}"))
+	pool, st := authorizerOnly(t, path, acc)
+	conn, err := rw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		`SELECT count(*) FROM notes NATURAL JOIN json_each('["SECRET one"]')`,
+		`SELECT id FROM notes NATURAL JOIN json_tree('{"SECRET key": 1}')`,
+		`SELECT count(*) FROM notes NATURAL JOIN sqlite_master`,
+		`SELECT count(*) FROM notes NATURAL JOIN pragma_table_list`,
+		`SELECT count(*) FROM notes NATURAL LEFT JOIN sqlite_dbpage`,
+	} {
+		prog, err := explain(ctx, conn, q)
+		if err != nil {
+			t.Fatalf("%s does not compile: %v", q, err)
+		}
+		if err := programOnly(ctx, check, q, prog); layerOfErr(err) != LayerReadOnly {
+			t.Errorf("program check alone: %s: %v, want a refusal", q, err)
+		}
+		st.begin(q)
+		out, err := queryText(ctx, pool, q)
+		if err == nil || st.denial() == "" {
+			t.Errorf("authorizer alone: %s: %q, %v; want a denial", q, out, err)
+		}
+	}
+}
+
+// layerOfErr returns the Layer of a *Refusal in err's chain, or "".
+func layerOfErr(err error) Layer {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Layer
+	}
+	return ""
+}
+
+// TestAuthorizerTableAfterOpen: a table the file's owner creates after
+// Open is no table the authorizer knows; alone, it still denies reading
+// its columns, whatever alias the statement gives it, while a subquery's
+// or common table expression's column, which SQLite asks about by its
+// alias when it is the left side of a FULL JOIN's unqualified USING
+// column, may be read.
+func TestAuthorizerTableAfterOpen(t *testing.T) {
+	ctx := context.Background()
+	path, rw := scriptRW(t, "doors.sql")
+	acc, _ := layersFor(t, path, "doors_policy.yaml")
+	if _, err := rw.Exec(`CREATE TABLE later (id INTEGER PRIMARY KEY, note TEXT);
+		INSERT INTO later VALUES (1, 'SECRET later'), (2, 'SECRET later 2')`); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	pool, st := authorizerOnly(t, path, acc)
+	for _, q := range []string{
+		"SELECT note FROM later",
+		"SELECT s.note FROM later AS s",
+		"SELECT note FROM (later) AS s",
+		"SELECT note FROM (later) AS later",
+		"SELECT id FROM (later) AS s FULL JOIN departments USING (id)",
+		"SELECT id FROM (SELECT 1 AS id) AS s FULL JOIN later USING (id)",
+	} {
+		st.begin(q)
+		out, err := queryText(ctx, pool, q)
+		if err == nil || st.denial() == "" {
+			t.Errorf("%s: %q, %v; want a denial", q, out, err)
+		}
+		if v := leaked(out + fmt.Sprint(err)); v != "" {
+			t.Errorf("%s: %q in the output", q, v)
+		}
+	}
+	for _, q := range []string{
+		"SELECT id FROM (SELECT 2 AS id) AS s FULL JOIN departments USING (id)",
+		"SELECT id FROM (SELECT 2 AS id) FULL JOIN departments USING (id)",
+		"SELECT id FROM ((SELECT 2 AS id) AS [s q]) FULL JOIN departments USING (id)",
+		"WITH c(id) AS (VALUES (3)) SELECT id FROM c AS x FULL JOIN departments USING (id)",
+		"WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM r WHERE id < 3) SELECT id FROM r FULL JOIN departments USING (id)",
+	} {
+		st.begin(q)
+		if _, err := queryText(ctx, pool, q); err != nil || st.denial() != "" {
+			t.Errorf("%s: %v, denial %q; want it to run", q, err, st.denial())
+		}
 	}
 }

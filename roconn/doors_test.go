@@ -117,6 +117,15 @@ func TestDoorsBenign(t *testing.T) {
 		"SELECT id, sum(balance) OVER (ORDER BY id) FROM accounts",
 		"SELECT id FROM staff_dir WHERE id IN (SELECT id FROM senior) ORDER BY id",
 		"SELECT (SELECT count(*) FROM west_staff), (SELECT count(*) FROM staff_dir)",
+		"SELECT id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id",
+		"SELECT id FROM (SELECT 9 AS id WHERE 0) RIGHT JOIN west_staff USING (id) ORDER BY id",
+		"WITH c AS (SELECT 3 AS dept_id) SELECT dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id",
+		"SELECT id, balance FROM accounts FULL JOIN (SELECT 1 AS id, 'z' AS k) USING (id) ORDER BY id",
+		"SELECT count(*) FROM west_staff NATURAL JOIN (SELECT 'West Ada' AS name, 1 AS id)",
+		"SELECT name FROM (SELECT NULL AS name WHERE 0) AS s FULL JOIN west_staff USING (name) ORDER BY name",
+		"SELECT domain, count(*) FROM (SELECT NULL AS domain WHERE 0) AS s FULL JOIN email_domains USING (domain) GROUP BY domain",
+		"SELECT dept_id, count(*) FROM (SELECT NULL AS dept_id WHERE 0) AS s FULL JOIN senior USING (dept_id) GROUP BY dept_id",
+		"SELECT id, dept_id FROM staff_dir NATURAL JOIN (SELECT 2 AS id UNION ALL SELECT 4) ORDER BY id",
 	} {
 		res, err := whole(g, db, q)
 		if err != nil {

@@ -72,27 +72,60 @@ var propHiddenInts = []int64{7770001, 7770002, 7770003, 7770004, 7770006, 777000
 
 var hiddenIntText = regexp.MustCompile(`(^|[^0-9.])(777000[1-8]|8880010|8880021|8880030|8880041|8880050|8880061)([^0-9.]|$)`)
 
-// propLeak returns a hidden value found in rows or msg, or "".
-func propLeak(rows [][]any, msg string) string {
-	if strings.Contains(msg, "HID") {
+// propHiddenTexts are hidden text values of propSchema that generated
+// equality oracles offer as candidates.
+var propHiddenTexts = []string{"HIDa1", "HIDa2", "HIDa5", "HIDa8", "HIDc1", "HIDc3", "HIDc10", "HIDs1", "HIDs4"}
+
+var hiddenTextWord = regexp.MustCompile(`HID[a-zA-Z][0-9]*`)
+
+// propLeak returns a hidden value found in rows or msg, or "". A value the
+// statement q offers itself as a literal (a candidate of an equality
+// oracle) may come back in its rows as that literal, or as the generator's
+// expressions make it (upper-cased, with "k" appended, plus at most 9): it
+// does not count, since it says nothing about the data. Whether q
+// compares it with a hidden column is decided by g.touches, not here.
+func propLeak(q string, rows [][]any, msg string) string {
+	lq := strings.ToLower(q)
+	text := func(s string) string {
+		for _, m := range hiddenTextWord.FindAllString(s, -1) {
+			lm := strings.ToLower(m)
+			if !strings.Contains(lq, "'"+lm+"'") && !(strings.HasSuffix(lm, "k") && strings.Contains(lq, "'"+lm[:len(lm)-1]+"'")) {
+				return m
+			}
+		}
+		return ""
+	}
+	offered := func(x int64) bool {
+		for d := range int64(10) {
+			if regexp.MustCompile(`(^|[^0-9.])` + fmt.Sprint(x-d) + `([^0-9.]|$)`).MatchString(q) {
+				return true
+			}
+		}
+		return false
+	}
+	if m := text(msg); m != "" {
 		return "HID… in " + msg
 	}
-	if m := hiddenIntText.FindString(msg); m != "" {
-		return m
+	for _, m := range hiddenIntText.FindAllStringSubmatch(msg, -1) {
+		var x int64
+		fmt.Sscan(m[2], &x)
+		if !offered(x) {
+			return m[2]
+		}
 	}
 	for _, row := range rows {
 		for _, v := range row {
 			switch x := v.(type) {
 			case string:
-				if strings.Contains(x, "HID") {
+				if m := text(x); m != "" {
 					return x
 				}
 			case int64:
-				if slices.Contains(propHiddenInts, x) {
+				if slices.Contains(propHiddenInts, x) && !offered(x) {
 					return fmt.Sprint(x)
 				}
 			case float64:
-				if x == float64(int64(x)) && slices.Contains(propHiddenInts, int64(x)) {
+				if x == float64(int64(x)) && slices.Contains(propHiddenInts, int64(x)) && !offered(int64(x)) {
 					return fmt.Sprint(x)
 				}
 			}
@@ -242,7 +275,12 @@ func (g *propGen) expr(srcs []psource) (string, bool) {
 	}
 	s := srcs[g.r.IntN(len(srcs))]
 	c := g.column(s)
-	ref := s.alias + "." + c.name
+	return g.exprOf(s.alias+"."+c.name, c, form)
+}
+
+// exprOf returns expression form (0 to 11) of ref, a reference to c, and
+// whether it is a number.
+func (g *propGen) exprOf(ref string, c pcol, form int) (string, bool) {
 	switch form {
 	case 0:
 		return fmt.Sprintf("coalesce(%s, %d)", ref, g.r.IntN(5)), c.num
@@ -325,9 +363,100 @@ func (g *propGen) tripwire(srcs []psource) string {
 	return fmt.Sprintf(g.pick(tripwires), s.alias+"."+c+" = "+g.pick(propLeftOut[s.table][c]))
 }
 
-// join returns a FROM clause of two items and the items.
-func (g *propGen) join() (string, []psource) {
-	l, r := g.source(0), g.source(0)
+// literal returns a FROM item of literal rows whose columns take names of
+// other's columns (hidden ones too) and now and then a name of its own:
+// joined to other with USING or NATURAL it is an equality oracle, whose
+// candidates are, now and then, the very values hidden there; with no rows,
+// a RIGHT or FULL join's coalesce of a USING column reads other's column
+// alone. Its own columns hide nothing.
+func (g *propGen) literal(other psource) psource {
+	var names []string
+	var cols []pcol
+	for range 1 + g.r.IntN(2) {
+		c := pcol{fmt.Sprintf("f%d", g.n), false, g.chance(0.5)}
+		var hidden []pcol
+		for _, o := range other.cols {
+			if o.hidden {
+				hidden = append(hidden, o)
+			}
+		}
+		switch {
+		case len(hidden) > 0 && g.chance(0.3):
+			c = hidden[g.r.IntN(len(hidden))]
+		case g.chance(0.85):
+			c = other.cols[g.r.IntN(len(other.cols))]
+		}
+		if slices.Contains(names, c.name) {
+			continue
+		}
+		names = append(names, c.name)
+		cols = append(cols, pcol{c.name, false, c.num})
+	}
+	row := func(as bool) string {
+		var parts []string
+		for i, c := range cols {
+			v := g.literalValue(c, other)
+			if as {
+				v += " AS " + names[i]
+			}
+			parts = append(parts, v)
+		}
+		return "SELECT " + strings.Join(parts, ", ")
+	}
+	body := row(true)
+	switch k := g.r.IntN(5); {
+	case k == 0:
+		body += " WHERE 0"
+	case k == 1:
+		body += " UNION ALL " + row(false) + " UNION ALL " + row(false)
+	}
+	a := g.alias()
+	if g.chance(0.3) {
+		name := fmt.Sprintf("c%d", len(g.ctes)+1)
+		g.ctes = append(g.ctes, name+" AS ("+body+")")
+		return psource{text: name + " AS " + a, alias: a, cols: cols}
+	}
+	return psource{text: "(" + body + ") AS " + a, alias: a, cols: cols}
+}
+
+// literalValue returns a literal for a column named like c: for a hidden
+// column, now and then one of the values hidden in propSchema.
+func (g *propGen) literalValue(c pcol, other psource) string {
+	if g.chance(0.1) {
+		return "NULL"
+	}
+	hiddenHere := slices.ContainsFunc(other.cols, func(o pcol) bool { return o.name == c.name && o.hidden })
+	switch {
+	case hiddenHere && c.num && g.chance(0.7):
+		return fmt.Sprint(propHiddenInts[g.r.IntN(len(propHiddenInts))])
+	case hiddenHere && !c.num && g.chance(0.7):
+		return "'" + g.pick(propHiddenTexts) + "'"
+	case c.num:
+		return fmt.Sprint(g.r.IntN(9))
+	}
+	return "'" + g.pick([]string{"x", "y", "p", "q", "g1", "g2"}) + "'"
+}
+
+// join returns a FROM clause of two items, the items, and the columns its
+// USING or NATURAL join compares: a statement may name them unqualified
+// (for a RIGHT or FULL join, SQLite reads coalesce(left, right) then).
+func (g *propGen) join() (string, []psource, []pcol) {
+	var l, r psource
+	if g.chance(0.35) {
+		if g.chance(0.6) { // an oracle against a table that hides columns
+			name := g.pick([]string{"t1", "t2"})
+			a := g.alias()
+			l = psource{text: name + " AS " + a, alias: a, cols: propObjects[name], table: name}
+		} else {
+			l = g.source(0)
+		}
+		r = g.literal(l)
+		if g.chance(0.4) {
+			l, r = r, l
+		}
+	} else {
+		l, r = g.source(0), g.source(0)
+	}
 	common := []pcol{}
 	for _, a := range l.cols {
 		for _, b := range r.cols {
@@ -336,11 +465,12 @@ func (g *propGen) join() (string, []psource) {
 			}
 		}
 	}
-	kind := g.pick([]string{"JOIN", "INNER JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", ",", "NATURAL JOIN", "NATURAL LEFT JOIN", "NATURAL FULL JOIN"})
+	kind := g.pick([]string{"JOIN", "INNER JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", ",", "NATURAL JOIN", "NATURAL LEFT JOIN", "NATURAL RIGHT JOIN", "NATURAL FULL JOIN"})
 	from := l.text + " " + kind + " " + r.text
 	if kind == "," {
 		from = l.text + ", " + r.text
 	}
+	var shared []pcol
 	switch {
 	case strings.HasPrefix(kind, "NATURAL"):
 		for _, c := range common {
@@ -348,24 +478,46 @@ func (g *propGen) join() (string, []psource) {
 				g.touches = true
 			}
 		}
+		shared = common
 	case kind == "CROSS JOIN" || kind == ",":
-	case len(common) > 0 && g.chance(0.5):
+	case len(common) > 0 && g.chance(0.6):
 		c := common[g.r.IntN(len(common))]
 		if c.hidden {
 			g.touches = true
 		}
 		from += " USING (" + c.name + ")"
+		shared = []pcol{c}
 	default:
 		lc, rc := g.column(l), g.column(r)
 		from += " ON " + l.alias + "." + lc.name + " = " + r.alias + "." + rc.name
 	}
-	return from, []psource{l, r}
+	return from, []psource{l, r}, shared
+}
+
+// joinSelect returns n expressions over a join's items and, now and then,
+// over the columns it compares, named unqualified.
+func (g *propGen) joinSelect(srcs []psource, shared []pcol, n int) string {
+	var parts []string
+	for range n {
+		if len(shared) > 0 && g.chance(0.4) {
+			c := shared[g.r.IntN(len(shared))]
+			if c.hidden {
+				g.touches = true
+			}
+			e, _ := g.exprOf(c.name, c, g.r.IntN(12))
+			parts = append(parts, e)
+			continue
+		}
+		e, _ := g.expr(srcs)
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // statement returns one generated SELECT.
 func (g *propGen) statement() string {
 	var body string
-	switch g.r.IntN(8) {
+	switch g.r.IntN(10) {
 	case 0, 1: // simple
 		s := g.source(0)
 		var parts []string
@@ -380,14 +532,19 @@ func (g *propGen) statement() string {
 				body += " DESC NULLS FIRST"
 			}
 		}
-	case 2: // join
-		from, srcs := g.join()
-		var parts []string
-		for range 1 + g.r.IntN(3) {
-			e, _ := g.expr(srcs)
-			parts = append(parts, e)
+	case 2, 8: // join
+		from, srcs, shared := g.join()
+		body = "SELECT " + g.joinSelect(srcs, shared, 1+g.r.IntN(3)) + " FROM " + from + g.where(srcs, 0)
+	case 9: // star over a join
+		from, srcs, _ := g.join()
+		for _, s := range srcs {
+			for _, c := range s.cols {
+				if c.hidden {
+					g.touches = true
+				}
+			}
 		}
-		body = "SELECT " + strings.Join(parts, ", ") + " FROM " + from + g.where(srcs, 0)
+		body = "SELECT * FROM " + from + g.where(srcs, 0)
 	case 3: // aggregate
 		s := g.source(0)
 		k := g.column(s)
@@ -475,7 +632,7 @@ func checkGenerated(t *testing.T, db *roconn.DB, plain *sql.DB, seed uint64, c *
 	if res != nil {
 		rows = res.Rows
 	}
-	if v := propLeak(rows, fmt.Sprint(err)); v != "" {
+	if v := propLeak(q, rows, fmt.Sprint(err)); v != "" {
 		t.Errorf("seed %d: %s\nleaked %q", seed, q, v)
 	}
 	if g.wired {

@@ -34,6 +34,8 @@ CREATE INDEX accounts_iban ON accounts(iban);
 CREATE INDEX accounts_opened_pin ON accounts(opened, pin);
 CREATE INDEX accounts_balance ON accounts(balance);
 CREATE INDEX accounts_lower_owner ON accounts(lower(owner));
+-- A table the policy does not expose whose AUTOINCREMENT fills sqlite_sequence.
+CREATE TABLE audit_log (id INTEGER PRIMARY KEY AUTOINCREMENT, note TEXT NOT NULL);
 
 -- An aggregate: average pay per department, never a salary.
 CREATE VIEW dept_pay AS SELECT dept_id, avg(salary) AS avg_salary, count(*) AS headcount FROM employees GROUP BY dept_id;
@@ -67,3 +69,6 @@ INSERT INTO accounts (id, owner, iban, pin, balance, opened, kind, dept_id, mana
   (2, 'Owner SECRET Hal', 'ZR34SECRET0002', 'PIN-SECRET-1204', 250.5, '2024-02-03', 'savings', 2, NULL),
   (3, 'Owner SECRET Ida', 'XQ56SECRET0003', 'PIN-SECRET-5550', 99.0, '2024-03-04', 'checking', 3, NULL),
   (4, 'Owner SECRET Jo', 'WV78SECRET0004', 'PIN-SECRET-0042', 3200.0, '2024-04-05', 'savings', 1, NULL);
+INSERT INTO audit_log (note) VALUES ('SECRET audit: pin reset'), ('SECRET audit: iban changed');
+-- sqlite_stat1 and sqlite_stat4, with one table's statistics.
+ANALYZE departments;

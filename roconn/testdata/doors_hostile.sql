@@ -290,3 +290,187 @@ SELECT a.id FROM accounts a JOIN email_domains e ON e.id = a.id WHERE a.manager_
 SELECT name FROM (SELECT id, name, dept_id FROM employees) AS west_staff
 -- name: cte/table-alias-named-like-view
 SELECT dept_pay.salary FROM employees AS dept_pay
+-- name: schemajoin/using-schema-name-oracle
+SELECT count(*) FROM (SELECT char(101, 109, 112, 108, 111, 121, 101, 101, 115) AS name) JOIN sqlite_schema USING (name)
+-- name: schemajoin/natural-master-name-oracle
+SELECT count(*) FROM (SELECT 'emp' || 'loyees' AS name) NATURAL JOIN sqlite_master
+-- name: schemajoin/natural-dbpage-page-count
+WITH RECURSIVE p(pgno) AS (SELECT 1 UNION ALL SELECT pgno + 1 FROM p WHERE pgno < 100) SELECT count(*) FROM p NATURAL JOIN sqlite_dbpage
+-- name: schemajoin/using-dbpage-table-valued
+SELECT count(*) FROM (SELECT 2 AS pgno) NATURAL JOIN sqlite_dbpage('main')
+-- name: schemajoin/using-dbpage
+SELECT count(*) FROM (SELECT 12 AS pgno) JOIN sqlite_dbpage USING (pgno)
+-- name: schemajoin/inner-using-quoted-master
+SELECT count(*) FROM (SELECT 'departments' AS name) INNER JOIN "sqlite_master" USING (name)
+-- name: schemajoin/using-bracket-schema
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN [sqlite_schema] USING ("name")
+-- name: schemajoin/using-main-backtick-master
+SELECT count(*) FROM (SELECT 'accounts_opened_pin' AS name) JOIN `main`.sqlite_master USING (name)
+-- name: schemajoin/using-main-quoted-schema
+SELECT count(*) FROM (SELECT 'dept_pay' AS name) JOIN "main"."sqlite_schema" USING (name)
+-- name: schemajoin/using-mixed-case-master
+SELECT count(*) FROM (SELECT 'salary_rank' AS name) JOIN SQLite_Master USING (name)
+-- name: schemajoin/using-temp-master
+SELECT count(*) FROM (SELECT 'departments' AS name) JOIN temp.sqlite_master USING (name)
+-- name: schemajoin/inner-using-temp-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) INNER JOIN sqlite_temp_schema USING (name)
+-- name: schemajoin/natural-temp-master
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN sqlite_temp_master
+-- name: schemajoin/left-using-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) LEFT JOIN sqlite_schema USING (name)
+-- name: schemajoin/natural-left-master-tbl-name
+SELECT count(*) FROM (SELECT 'accounts' AS tbl_name) NATURAL LEFT JOIN sqlite_master
+-- name: schemajoin/right-using-schema-count
+SELECT count(*) FROM (SELECT 'x' AS name) RIGHT JOIN sqlite_schema USING (name)
+-- name: schemajoin/full-using-schema-count
+SELECT count(*) FROM (SELECT 'x' AS name) FULL JOIN sqlite_schema USING (name)
+-- name: schemajoin/cross-using-master
+SELECT count(*) FROM (SELECT 'departments' AS name) CROSS JOIN sqlite_master USING (name)
+-- name: schemajoin/natural-master-type-count
+SELECT count(*) FROM (SELECT 'table' AS type) NATURAL JOIN sqlite_schema
+-- name: schemajoin/natural-master-sql-oracle
+SELECT count(*) FROM sqlite_schema NATURAL JOIN (SELECT 'CREATE INDEX employees_salary ON employees(salary)' AS sql)
+-- name: schemajoin/in-subquery-natural-master
+SELECT id FROM departments WHERE 1 IN (SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN sqlite_master)
+-- name: schemajoin/exists-using-schema
+SELECT 1 FROM departments WHERE EXISTS (SELECT 1 FROM (SELECT 'senior' AS name) JOIN sqlite_schema USING (name))
+-- name: schemajoin/json-each-natural-master
+SELECT count(*) FROM json_each('[1]') NATURAL JOIN sqlite_master
+-- name: schemajoin/natural-sequence
+SELECT count(*) FROM (SELECT 'audit' || '_log' AS name) NATURAL JOIN sqlite_sequence
+-- name: schemajoin/using-sequence-seq
+SELECT count(*) FROM (SELECT 2 AS seq) JOIN sqlite_sequence USING (seq)
+-- name: schemajoin/natural-stat1
+SELECT count(*) FROM (SELECT 'departments' AS tbl) NATURAL JOIN sqlite_stat1
+-- name: schemajoin/using-stat1
+SELECT count(*) FROM (SELECT 'departments' AS tbl, '3' AS stat) JOIN sqlite_stat1 USING (tbl, stat)
+-- name: schemajoin/natural-left-stat4
+SELECT count(*) FROM (SELECT 'departments' AS tbl) NATURAL LEFT JOIN sqlite_stat4
+-- name: schemajoin/natural-dbstat
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN dbstat
+-- name: schemajoin/using-dbstat-table-valued
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN dbstat('main') USING (name)
+-- name: schemajoin/natural-pragma-table-info
+SELECT count(*) FROM (SELECT 'salary' AS name) NATURAL JOIN pragma_table_info(char(101, 109, 112, 108, 111, 121, 101, 101, 115))
+-- name: schemajoin/using-pragma-table-xinfo
+SELECT count(*) FROM (SELECT 'pin' AS name) JOIN pragma_table_xinfo('accounts') USING (name)
+-- name: schemajoin/natural-pragma-table-list
+SELECT count(*) FROM (SELECT 'audit' || '_log' AS name) NATURAL JOIN pragma_table_list
+-- name: schemajoin/using-main-pragma-index-list
+SELECT count(*) FROM (SELECT 'accounts_iban' AS name) JOIN main.pragma_index_list('accounts') USING (name)
+-- name: schemajoin/full-using-schema-names
+SELECT name FROM (SELECT NULL AS name WHERE 0) FULL JOIN sqlite_schema USING (name)
+-- name: schemajoin/full-using-dbpage-data
+SELECT data FROM (SELECT NULL AS data WHERE 0) FULL JOIN sqlite_dbpage USING (data)
+-- name: schemajoin/natural-right-dbpage-star
+SELECT * FROM (SELECT NULL AS data WHERE 0) NATURAL RIGHT JOIN sqlite_dbpage
+-- name: schemajoin/subquery-star-natural-schema
+SELECT count(*) FROM (SELECT 'departments' AS name) NATURAL JOIN (SELECT * FROM sqlite_schema)
+-- name: schemajoin/cte-star-using-master
+WITH m AS (SELECT * FROM sqlite_master) SELECT count(*) FROM (SELECT 'departments' AS name) JOIN m USING (name)
+-- name: more/window-using-order-hidden
+SELECT rank() OVER (ORDER BY pin) FROM accounts JOIN (SELECT 'PIN-SECRET-7731' AS pin) USING (pin)
+-- name: more/window-right-using-coalesce
+SELECT id, row_number() OVER (ORDER BY owner) FROM (SELECT NULL AS owner WHERE 0) RIGHT JOIN accounts USING (owner)
+-- name: more/window-full-using-first-value
+SELECT id, first_value(owner) OVER (ORDER BY id) FROM accounts FULL JOIN (SELECT NULL AS owner WHERE 0) USING (owner)
+-- name: more/window-partition-hidden-natural
+SELECT count(*) OVER (PARTITION BY pin) FROM accounts FULL JOIN (SELECT 1 AS x) ON 0 NATURAL JOIN (SELECT 1 AS y)
+-- name: more/compound-union-right-using
+SELECT pin FROM (SELECT NULL AS pin WHERE 0) RIGHT JOIN accounts USING (pin) UNION SELECT name FROM departments
+-- name: more/compound-except-using-oracle
+SELECT id FROM accounts JOIN (SELECT 'PIN-SECRET-7731' AS pin) USING (pin) EXCEPT SELECT 99
+-- name: more/compound-intersect-full-using
+SELECT kind FROM accounts INTERSECT SELECT owner FROM (SELECT NULL AS owner WHERE 0) FULL JOIN accounts USING (owner)
+-- name: more/in-subquery-natural-oracle
+SELECT id FROM departments WHERE id IN (SELECT dept_id FROM accounts NATURAL JOIN (SELECT 'PIN-SECRET-7731' AS pin))
+-- name: more/in-subquery-natural-value
+SELECT id FROM departments WHERE 'PIN-SECRET-7731' IN (SELECT pin FROM accounts NATURAL JOIN (SELECT 1 AS id))
+-- name: more/order-by-subquery-natural
+SELECT id FROM departments ORDER BY (SELECT count(*) FROM accounts NATURAL JOIN (SELECT 'PIN-SECRET-7731' AS pin)), id
+-- name: more/json-each-hidden-column
+SELECT value FROM accounts, json_each(json_array(pin))
+-- name: more/json-tree-hidden-object
+SELECT key FROM json_tree((SELECT json_group_object(id, iban) FROM accounts))
+-- name: more/json-each-on-hidden
+SELECT count(*) FROM accounts a JOIN json_each('["PIN-SECRET-7731"]') j ON j.value = a.pin
+-- name: more/json-each-using-id
+SELECT count(*) FROM accounts JOIN json_each('["PIN-SECRET-7731"]') USING (id)
+-- name: more/json-each-natural-accounts
+SELECT count(*) FROM json_each('[1]') NATURAL JOIN accounts
+-- name: more/json-each-natural-value-oracle
+SELECT count(*) FROM (SELECT 'XQ12SECRET0001' AS value) NATURAL JOIN json_each((SELECT json_group_array(iban) FROM accounts))
+-- name: more/generated-stored-using
+SELECT count(*) FROM accounts JOIN (SELECT 'XQ' AS country) USING (country)
+-- name: more/generated-virtual-natural
+SELECT count(*) FROM accounts NATURAL JOIN (SELECT 'O' AS initial)
+-- name: more/generated-virtual-where
+SELECT id FROM accounts WHERE band = 'high' AND initial = 'O'
+-- name: more/generated-stored-right-using
+SELECT country FROM (SELECT NULL AS country WHERE 0) RIGHT JOIN accounts USING (country)
+-- name: more/generated-stored-order-by
+SELECT id FROM accounts ORDER BY country
+-- name: more/indexed-by-then-order-hidden
+SELECT id FROM accounts INDEXED BY accounts_balance WHERE balance > 0 ORDER BY pin
+-- name: more/indexed-by-quoted
+SELECT id FROM accounts INDEXED BY "accounts_iban" WHERE 1
+-- name: more/indexed-by-bracketed
+SELECT id FROM accounts INDEXED BY [accounts_opened_pin] WHERE opened > ''
+-- name: more/indexed-by-upper-main
+SELECT id FROM main.accounts INDEXED BY ACCOUNTS_IBAN
+-- name: more/indexed-by-expression-alias
+SELECT id FROM accounts AS a INDEXED BY accounts_lower_owner WHERE lower(a.owner) > ''
+-- name: more/indexed-by-count-range
+SELECT count(*) FROM accounts INDEXED BY accounts_iban WHERE iban > ''
+-- name: more/range-hidden-order-by-visible
+SELECT id FROM accounts WHERE iban > '' ORDER BY id
+-- name: more/min-hidden-is-null
+SELECT min(iban) IS NULL FROM accounts
+-- name: more/expression-index-range
+SELECT id FROM accounts WHERE lower(owner) > 'owner secret h'
+-- name: fulljoin/alias-named-like-table
+SELECT pin FROM (SELECT NULL AS pin WHERE 0) AS accounts FULL JOIN main.accounts USING (pin)
+-- name: fulljoin/literal-left-hidden-right
+SELECT x FROM (SELECT 1 AS x) s FULL JOIN (SELECT pin AS x FROM accounts) t USING (x)
+-- name: fulljoin/natural-hidden-subquery
+SELECT owner FROM (SELECT NULL AS owner WHERE 0) s NATURAL FULL JOIN (SELECT id, owner FROM accounts)
+-- name: fulljoin/using-visible-filter-hidden
+SELECT id, kind FROM (SELECT NULL AS kind WHERE 0) s FULL JOIN (SELECT id, kind FROM accounts WHERE pin > 'PIN-SECRET-5') t USING (kind)
+-- name: fulljoin/unaliased-hidden-right
+SELECT k FROM (SELECT 1 AS k) s FULL JOIN (SELECT pin AS k FROM accounts) USING (k)
+-- name: fulljoin/cte-hidden-right
+WITH c(k) AS (SELECT iban FROM accounts) SELECT k FROM (SELECT NULL AS k WHERE 0) s FULL JOIN c USING (k)
+-- name: fulljoin/cte-left-hidden-right
+WITH c(k) AS (SELECT NULL WHERE 0) SELECT k FROM c FULL JOIN (SELECT iban AS k FROM accounts) USING (k)
+-- name: fulljoin/base-through-subquery
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT salary AS k FROM employees) USING (k)
+-- name: fulljoin/hidden-view-through-subquery
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT email AS k FROM staff_all) USING (k)
+-- name: fulljoin/json-each-hidden-right
+SELECT k FROM (SELECT NULL AS k WHERE 0) AS s FULL JOIN (SELECT value AS k FROM json_each((SELECT json_group_array(pin) FROM accounts))) USING (k)
+-- name: fulljoin/hidden-left-qualified
+SELECT s.k FROM (SELECT pin AS k FROM accounts) s FULL JOIN (SELECT 1 AS k) USING (k)
+-- name: count/audit-log-natural
+SELECT count(*) FROM (SELECT 1 AS x) NATURAL JOIN audit_log
+-- name: count/audit-log-using-quoted
+SELECT count(*) FROM (SELECT 1 AS id) JOIN "audit_log" USING (id)
+-- name: count/audit-log-exists
+SELECT count(*) FROM departments WHERE EXISTS (SELECT 1 FROM audit_log)
+-- name: hide/audit-log-note
+SELECT note FROM audit_log
+-- name: fulljoin/audit-log-coalesce
+SELECT note FROM (SELECT NULL AS note WHERE 0) FULL JOIN audit_log USING (note)
+-- name: schema/sequence-count
+SELECT count(*) FROM sqlite_sequence
+-- name: schema/stat1-full-on
+SELECT count(*) FROM (SELECT 1) FULL JOIN sqlite_stat1 ON 1
+-- name: schema/dbstat-cross
+SELECT count(*) FROM departments CROSS JOIN dbstat
+-- name: fulljoin/coalesce-order-by-hidden
+SELECT kind FROM (SELECT NULL AS kind WHERE 0) s FULL JOIN accounts USING (kind) ORDER BY pin
+-- name: fulljoin/coalesce-having-hidden
+SELECT kind, count(*) FROM (SELECT 'checking' AS kind) s FULL JOIN accounts a USING (kind) GROUP BY kind HAVING max(a.iban) > ''
+-- name: fulljoin/coalesce-where-hidden
+SELECT id FROM (SELECT NULL AS id WHERE 0) s FULL JOIN accounts USING (id) WHERE owner LIKE 'Owner SECRET G%'
+-- name: fulljoin/not-indexed-order-hidden
+SELECT id FROM (SELECT 1 AS id) s FULL JOIN accounts NOT INDEXED USING (id) ORDER BY iban
