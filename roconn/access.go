@@ -62,9 +62,8 @@ type access struct {
 // readAllowed reports whether a SQLITE_READ of table.column, made through
 // context, may go ahead. dbName is the schema SQLite names ("" or "main";
 // anything else, such as temp, is refused); modules are the virtual table
-// modules of the connection; derived are the names of the statement's
-// subqueries and common table expressions (see derivedNames).
-func (a *access) readAllowed(table, column, dbName, context string, modules, derived map[string]bool) bool {
+// modules of the connection.
+func (a *access) readAllowed(table, column, dbName, context string, modules map[string]bool) bool {
 	if dbName != "" && fold(dbName) != "main" {
 		return false
 	}
@@ -90,17 +89,16 @@ func (a *access) readAllowed(table, column, dbName, context string, modules, der
 	if strings.HasPrefix(t, "json") || a.internalName(t, modules) {
 		return false
 	}
-	// A read of a column of such a name: SQLite asks about the columns of
-	// some subqueries and common table expressions (the left side of a
-	// FULL JOIN whose USING column is named unqualified, which it reads as
-	// coalesce(left, right)) by their alias or "(subquery-N)". Those were
-	// authorized one by one. Any other name is a table created after Open,
-	// which no policy exposes.
-	return column == "" || derived[t] || subqueryName.MatchString(t)
+	// A read of a column of such a name is refused. It is a table created
+	// after Open, which no policy exposes; or a subquery or common table
+	// expression, which SQLite asks about by its alias (or "(subquery-N)")
+	// only as the left side of a RIGHT or FULL JOIN whose USING column is
+	// named unqualified (coalesce(left, right)). The two cannot be told
+	// apart here: a statement may give a subquery the name of a table
+	// created after Open, and then read that table as main.name. So the
+	// latter is refused too, and its reason says how to write it instead.
+	return column == ""
 }
-
-// subqueryName is the name SQLite gives a subquery in FROM with no alias.
-var subqueryName = regexp.MustCompile(`^\(subquery-[0-9]+\)$`)
 
 // derivedNames returns the names (lower-cased) that stmt gives its
 // subqueries in FROM (the name after the ")" of a parenthesized SELECT,

@@ -51,11 +51,18 @@ func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, 
 	case sqlite.AuthSelect, sqlite.AuthRecursive:
 		return true, ""
 	case sqlite.AuthRead:
-		if a.readAllowed(arg1, arg2, dbName, context, modules, derived) {
+		if a.readAllowed(arg1, arg2, dbName, context, modules) {
 			return true, ""
 		}
 		if arg2 == "" {
 			return false, "not allowed to read " + clipName(arg1)
+		}
+		if _, known := a.top[fold(arg1)]; !known && !a.tables[fold(arg1)] && derived[fold(arg1)] {
+			// SQLite asks about a subquery's column by its name only for a
+			// RIGHT or FULL join's USING column named unqualified.
+			return false, "an unqualified USING column of a RIGHT or FULL JOIN whose left side is a subquery or CTE (" +
+				clipName(arg1) + "." + clipName(arg2) + ") cannot be checked; name the side it comes from, e.g. " +
+				clipName(arg1) + "." + clipName(arg2) + ", or coalesce(" + clipName(arg1) + "." + clipName(arg2) + ", …)"
 		}
 		return false, "not allowed to read " + clipName(arg1) + "." + clipName(arg2)
 	case sqlite.AuthFunction:

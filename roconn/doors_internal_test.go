@@ -302,10 +302,12 @@ func layerOfErr(err error) Layer {
 
 // TestAuthorizerTableAfterOpen: a table the file's owner creates after
 // Open is no table the authorizer knows; alone, it still denies reading
-// its columns, whatever alias the statement gives it, while a subquery's
-// or common table expression's column, which SQLite asks about by its
-// alias when it is the left side of a FULL JOIN's unqualified USING
-// column, may be read.
+// its columns, whatever alias the statement gives it, and when a subquery
+// or common table expression of the statement bears its name (SQLite asks
+// about both by that name). So a subquery's or common table expression's
+// column that SQLite asks about by its name, as the left side of a RIGHT
+// or FULL JOIN's unqualified USING column, is denied too, with a reason
+// that says how to write it.
 func TestAuthorizerTableAfterOpen(t *testing.T) {
 	ctx := context.Background()
 	path, rw := scriptRW(t, "doors.sql")
@@ -323,6 +325,9 @@ func TestAuthorizerTableAfterOpen(t *testing.T) {
 		"SELECT note FROM (later) AS later",
 		"SELECT id FROM (later) AS s FULL JOIN departments USING (id)",
 		"SELECT id FROM (SELECT 1 AS id) AS s FULL JOIN later USING (id)",
+		"WITH later AS (SELECT 1 AS x) SELECT note FROM main.later",
+		"SELECT note FROM later, (WITH later AS (SELECT 1 AS x) SELECT x FROM later) AS q",
+		"SELECT l.note FROM main.later AS l, (SELECT 1 AS x) AS later",
 	} {
 		st.begin(q)
 		out, err := queryText(ctx, pool, q)
@@ -341,8 +346,12 @@ func TestAuthorizerTableAfterOpen(t *testing.T) {
 		"WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM r WHERE id < 3) SELECT id FROM r FULL JOIN departments USING (id)",
 	} {
 		st.begin(q)
-		if _, err := queryText(ctx, pool, q); err != nil || st.denial() != "" {
-			t.Errorf("%s: %v, denial %q; want it to run", q, err, st.denial())
+		out, err := queryText(ctx, pool, q)
+		if err == nil || st.denial() == "" {
+			t.Errorf("%s: %q, %v; want a denial", q, out, err)
+		}
+		if d := st.denial(); strings.Contains(q, "(SELECT 2 AS id) AS") && !strings.Contains(d, "name the side it comes from") {
+			t.Errorf("%s: denial %q, want it to say how to write it", q, d)
 		}
 	}
 }

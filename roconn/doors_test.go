@@ -117,14 +117,14 @@ func TestDoorsBenign(t *testing.T) {
 		"SELECT id, sum(balance) OVER (ORDER BY id) FROM accounts",
 		"SELECT id FROM staff_dir WHERE id IN (SELECT id FROM senior) ORDER BY id",
 		"SELECT (SELECT count(*) FROM west_staff), (SELECT count(*) FROM staff_dir)",
-		"SELECT id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id",
+		"SELECT coalesce(s.id, departments.id) AS id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id",
 		"SELECT id FROM (SELECT 9 AS id WHERE 0) RIGHT JOIN west_staff USING (id) ORDER BY id",
-		"WITH c AS (SELECT 3 AS dept_id) SELECT dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id",
+		"WITH c AS (SELECT 3 AS dept_id) SELECT coalesce(c.dept_id, dept_pay.dept_id) AS dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id",
 		"SELECT id, balance FROM accounts FULL JOIN (SELECT 1 AS id, 'z' AS k) USING (id) ORDER BY id",
 		"SELECT count(*) FROM west_staff NATURAL JOIN (SELECT 'West Ada' AS name, 1 AS id)",
-		"SELECT name FROM (SELECT NULL AS name WHERE 0) AS s FULL JOIN west_staff USING (name) ORDER BY name",
-		"SELECT domain, count(*) FROM (SELECT NULL AS domain WHERE 0) AS s FULL JOIN email_domains USING (domain) GROUP BY domain",
-		"SELECT dept_id, count(*) FROM (SELECT NULL AS dept_id WHERE 0) AS s FULL JOIN senior USING (dept_id) GROUP BY dept_id",
+		"SELECT coalesce(s.name, west_staff.name) AS name FROM (SELECT NULL AS name WHERE 0) AS s FULL JOIN west_staff USING (name) ORDER BY name",
+		"SELECT coalesce(s.domain, email_domains.domain) AS domain, count(*) FROM (SELECT NULL AS domain WHERE 0) AS s FULL JOIN email_domains USING (domain) GROUP BY 1",
+		"SELECT coalesce(s.dept_id, senior.dept_id) AS dept_id, count(*) FROM (SELECT NULL AS dept_id WHERE 0) AS s FULL JOIN senior USING (dept_id) GROUP BY 1",
 		"SELECT id, dept_id FROM staff_dir NATURAL JOIN (SELECT 2 AS id UNION ALL SELECT 4) ORDER BY id",
 	} {
 		res, err := whole(g, db, q)
@@ -256,6 +256,76 @@ func TestSchemaChangeFailsClosed(t *testing.T) {
 	}
 	if schemaRefusals == 0 {
 		t.Error("no statement was refused for the changed schema")
+	}
+}
+
+// TestFullJoinDerivedUsingRefused: a RIGHT or FULL JOIN's USING column
+// named unqualified, whose left side is a subquery or CTE, is read by
+// SQLite as coalesce(left, right), and it asks the authorizer about the
+// left column by the subquery's name. The authorizer cannot tell that name
+// from a table created after start that the statement reads as main.name,
+// so it refuses, saying how to write it; written so, it runs with the rows
+// plain SQLite gives the unqualified form.
+func TestFullJoinDerivedUsingRefused(t *testing.T) {
+	db, path := openDoors(t)
+	g := guard.New(db.Limits().Rows)
+	plain, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	for unqualified, written := range map[string]string{
+		"SELECT id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id":                        "SELECT coalesce(s.id, departments.id) AS id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id",
+		"WITH c AS (SELECT 3 AS dept_id) SELECT dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id":             "WITH c AS (SELECT 3 AS dept_id) SELECT coalesce(c.dept_id, dept_pay.dept_id) AS dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id",
+		"SELECT name FROM (SELECT NULL AS name WHERE 0) AS s FULL JOIN west_staff USING (name) ORDER BY name":                      "SELECT coalesce(s.name, west_staff.name) AS name FROM (SELECT NULL AS name WHERE 0) AS s FULL JOIN west_staff USING (name) ORDER BY name",
+		"SELECT domain, count(*) FROM (SELECT NULL AS domain WHERE 0) AS s FULL JOIN email_domains USING (domain) GROUP BY domain": "SELECT coalesce(s.domain, email_domains.domain) AS domain, count(*) FROM (SELECT NULL AS domain WHERE 0) AS s FULL JOIN email_domains USING (domain) GROUP BY 1",
+		"SELECT dept_id, count(*) FROM (SELECT NULL AS dept_id WHERE 0) AS s FULL JOIN senior USING (dept_id) GROUP BY dept_id":    "SELECT coalesce(s.dept_id, senior.dept_id) AS dept_id, count(*) FROM (SELECT NULL AS dept_id WHERE 0) AS s FULL JOIN senior USING (dept_id) GROUP BY 1",
+	} {
+		_, err := whole(g, db, unqualified)
+		var r *roconn.Refusal
+		if !errors.As(err, &r) || r.Layer != roconn.LayerAuthorizer || !strings.Contains(r.Reason, "name the side it comes from") {
+			t.Errorf("%s: %v, want the authorizer's refusal saying how to write it", unqualified, err)
+		}
+		res, err := whole(g, db, written)
+		if err != nil {
+			t.Errorf("%s: %v", written, err)
+			continue
+		}
+		_, rows := plainQuery(t, plain, unqualified)
+		if got, want := fmt.Sprint(res.Rows), fmt.Sprint(rows); got != want {
+			t.Errorf("%s: rows differ from the unqualified form on a plain connection\n got %.300s\nwant %.300s", written, got, want)
+		}
+	}
+}
+
+// TestTableAfterOpenFailsClosed: a table the file's owner creates after
+// Open is refused on the whole path, however a statement reaches it, even
+// where the authorizer alone cannot tell it from a subquery or common table
+// expression of the statement that bears its name (its reads are asked
+// about by that name): the program check refuses every statement once the
+// schema has changed.
+func TestTableAfterOpenFailsClosed(t *testing.T) {
+	db, path := openDoors(t)
+	ctx := context.Background()
+	if _, err := db.Query(ctx, "SELECT id FROM departments"); err != nil {
+		t.Fatal(err)
+	}
+	execScript(t, path, `CREATE TABLE later (id INTEGER PRIMARY KEY, note TEXT);
+		INSERT INTO later VALUES (1, 'SECRET later'), (2, 'SECRET later 2');`)
+	for range 8 { // more than the pool has connections
+		for _, q := range []string{
+			"SELECT note FROM later",
+			"WITH later AS (SELECT 1 AS x) SELECT note FROM main.later",
+			"SELECT note FROM later, (WITH later AS (SELECT 1 AS x) SELECT x FROM later) AS q",
+			"SELECT l.note FROM main.later AS l, (SELECT 1 AS x) AS later",
+		} {
+			res, err := db.Query(ctx, q)
+			noLeak(t, q, describe(res, err), doorsPrivate)
+			var r *roconn.Refusal
+			if !errors.As(err, &r) {
+				t.Errorf("%s: %v, want a refusal", q, err)
+			}
+		}
 	}
 }
 
