@@ -190,7 +190,8 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 }
 
 // readProgram steps st, compiled in EXPLAIN mode, and returns its program:
-// every column of every row (addr is the index).
+// of every row the opcode, P1, P2, P3 and P5 (addr is the index; P4 and the
+// comment no check reads).
 func readProgram(pc *capi, st uintptr) ([]instr, error) {
 	tls := pc.tls
 	prog := make([]instr, 0, 16)
@@ -208,9 +209,6 @@ func readProgram(pc *capi, st uintptr) ([]instr, error) {
 			P2:     sqlite3.Xsqlite3_column_int64(tls, st, 3),
 			P3:     sqlite3.Xsqlite3_column_int64(tls, st, 4),
 			P5:     sqlite3.Xsqlite3_column_int64(tls, st, 6),
-		}
-		if p4 := cText(tls, st, 5); p4 != "" {
-			in.P4 = string([]byte(p4))
 		}
 		prog = append(prog, in)
 	}

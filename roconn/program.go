@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // An instr is one row of EXPLAIN output, one VDBE instruction: its opcode
@@ -16,8 +15,7 @@ import (
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
-	P4         string // as EXPLAIN shows it; "" when NULL
-	P5         int64
+	P5         int64 // (P4, a name or key description, no check reads)
 }
 
 // explain compiles query as EXPLAIN query on a database/sql connection and
@@ -53,14 +51,6 @@ func explain(ctx context.Context, conn *sql.Conn, query string) ([]instr, error)
 			}
 			in := instr{P1: intValue(vals[2]), P2: intValue(vals[3]), P3: intValue(vals[4]), P5: intValue(vals[6])}
 			in.Opcode, _ = vals[1].(string)
-			switch p4 := vals[5].(type) {
-			case string:
-				in.P4 = p4
-			case []byte:
-				in.P4 = string(p4)
-			case int64:
-				in.P4 = strconv.FormatInt(p4, 10)
-			}
 			prog = append(prog, in)
 		}
 	})
