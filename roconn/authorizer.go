@@ -46,7 +46,10 @@ func functionAllowed(name string) bool {
 // decide is the restricted authorizer's verdict on one action. It allows
 // SELECT, RECURSIVE, READ of an allowed pair and FUNCTION of an allowed
 // function; everything else is denied, with a short reason for the Refusal.
-func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string, modules, derived map[string]bool) (ok bool, reason string) {
+//
+// stmt is the statement being compiled ("": unknown), read only to word a
+// refusal.
+func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, context string, modules map[string]bool, stmt string) (ok bool, reason string) {
 	switch action {
 	case sqlite.AuthSelect, sqlite.AuthRecursive:
 		return true, ""
@@ -57,7 +60,7 @@ func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, 
 		if arg2 == "" {
 			return false, "not allowed to read " + clipName(arg1)
 		}
-		if _, known := a.top[fold(arg1)]; !known && !a.tables[fold(arg1)] && derived[fold(arg1)] {
+		if _, known := a.top[fold(arg1)]; !known && !a.tables[fold(arg1)] && derivedNames(stmt)[fold(arg1)] {
 			// SQLite asks about a subquery's column by its name only for a
 			// RIGHT or FULL join's USING column named unqualified.
 			return false, "an unqualified USING column of a RIGHT or FULL JOIN whose left side is a subquery or CTE (" +
@@ -162,13 +165,11 @@ type authState struct {
 	// counts holds, per table, how many reads of its column "" the views
 	// compiled so far in the statement allow (see access.counts).
 	counts map[string]int
-	// derived are the names of the subqueries and common table
-	// expressions of the statement being compiled (see derivedNames).
-	derived map[string]bool
-	// last, lastText and lastDerived remember the last statement begin
-	// judged: Query compiles each statement twice.
+	// stmt is the statement being compiled, since begin ("" after reset).
+	stmt string
+	// last and lastText remember the last statement begin judged: Query
+	// compiles each statement twice.
 	last, lastText string
-	lastDerived    map[string]bool
 	sealed         bool // a checked program is running: nothing may be compiled
 	broken         bool // something was compiled, and denied, while sealed
 }
@@ -179,9 +180,9 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 		return sqlite.AuthorizerDeny
 	}
 	s.mu.Lock()
-	derived := s.derived
+	stmt := s.stmt
 	s.mu.Unlock()
-	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules, derived)
+	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules, stmt)
 	s.mu.Lock()
 	if action == sqlite.AuthSelect {
 		for t, n := range s.access.counts[fold(context)] {
@@ -219,7 +220,7 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 // reset forgets the last denial and the statement's text.
 func (s *authState) reset() {
 	s.mu.Lock()
-	s.denied, s.weak, s.text, s.counts, s.derived = "", false, "", nil, nil
+	s.denied, s.weak, s.text, s.counts, s.stmt = "", false, "", nil, ""
 	s.mu.Unlock()
 }
 
@@ -230,9 +231,9 @@ func (s *authState) begin(stmt string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if stmt != s.last || s.last == "" {
-		s.last, s.lastText, s.lastDerived = stmt, s.access.textRefusal(stmt, s.modules), derivedNames(stmt)
+		s.last, s.lastText = stmt, s.access.textRefusal(stmt, s.modules)
 	}
-	s.denied, s.weak, s.text, s.counts, s.derived = "", false, s.lastText, nil, s.lastDerived
+	s.denied, s.weak, s.text, s.counts, s.stmt = "", false, s.lastText, nil, stmt
 }
 
 // seal forbids every compile until unseal: between the check of a program
