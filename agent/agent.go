@@ -38,12 +38,17 @@ import (
 	"sqlbot/roconn"
 )
 
-// Querier is what the loop needs of roconn.DB: run a checked statement, and
-// the precomputed description of what the policy exposes.
+// Querier is what the loop needs of roconn.DB: run a checked statement, the
+// description of what the policy exposes (Objects and Object, computed at
+// Open), an object with its row count and sample rows (Describe, which may
+// read them, bounded; Known, which returns them only if read already), and
+// the house rules.
 type Querier interface {
 	Query(ctx context.Context, query string) (*roconn.Result, error)
 	Objects() []roconn.Object
 	Object(name string) (roconn.Object, bool)
+	Describe(ctx context.Context, name string) (roconn.Object, bool)
+	Known(name string) (roconn.Object, bool)
 	Rules() []string
 }
 
@@ -77,9 +82,8 @@ type Agent struct {
 }
 
 // New returns an Agent that asks m and offers it the Tools over q, whose
-// SQL runs through g and then q. The system prompt and the answers of
-// list_tables and describe_table are computed once here from q.Objects and
-// q.Rules. Logs go to lg (nil: discarded).
+// SQL runs through g and then q. The system prompt is computed once here
+// from q.Objects and q.Rules (a row count is in it only if q had it then). Logs go to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps

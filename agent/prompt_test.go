@@ -28,6 +28,10 @@ func (w wideSchema) Object(name string) (roconn.Object, bool) {
 	}
 	return roconn.Object{}, false
 }
+func (w wideSchema) Describe(_ context.Context, name string) (roconn.Object, bool) {
+	return w.Object(name)
+}
+func (w wideSchema) Known(name string) (roconn.Object, bool) { return w.Object(name) }
 func (w wideSchema) Rules() []string {
 	return []string{"Sales means shipments with status 'delivered'.", "A quarter is three calendar months."}
 }
