@@ -18,8 +18,9 @@ const (
 )
 
 // DescribeTimeout bounds the time Describe spends reading one object's row
-// count and sample rows, both together (the statement limit, if lower,
-// bounds each). What it could not read in time stays unknown.
+// count and sample rows, both together, waiting for a connection included
+// (the statement limit, if lower, bounds each). What it could not read in
+// time stays unknown.
 const DescribeTimeout = time.Second
 
 // A statsEntry holds one object's row count and sample once read; done is
@@ -82,6 +83,9 @@ func (db *DB) Describe(ctx context.Context, name string) (Object, bool) {
 	}
 	db.stats.mu.Unlock()
 	if !started {
+		// The bound starts once statements can be checked, not while the
+		// check's shadow schema is still being built after Open.
+		db.check.wait(ctx)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DescribeTimeout)
 		e.rowCount, e.sample = db.read(rctx, o)
 		cancel()
