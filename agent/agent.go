@@ -9,7 +9,8 @@
 // Safety contract: the model never touches the database directly. Every
 // statement it proposes goes through guard.Check and then the read-only
 // Querier (roconn), in that order (Checked); schema descriptions come from
-// the Querier's precomputed Objects, never from model-written SQL. Refusals
+// the Querier's Objects and Describe (roconn's own reads), never from
+// model-written SQL. Refusals
 // and SQL errors are results that go back to the model as JSON tool
 // messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
 // as {"error": "no such column: Nmae"} in SQLite's own words. A result whose

@@ -18,7 +18,7 @@ import (
 // A programCheck is the read half of the check of a compiled program, and
 // works without the authorizer. It has two parts:
 //
-//   - The shadow compile. At Open, roconn builds an in-memory database, the
+//   - The shadow compile. Beside Open, roconn builds an in-memory database, the
 //     shadow, that holds only the schema of what the policy exposes: each
 //     exposed table as it is declared (hidden columns and indexes included)
 //     and each exposed view as an empty table of its result columns. Every
