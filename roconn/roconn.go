@@ -155,11 +155,19 @@ type exposure struct {
 // else its Default. A missing file is an error naming it; mode=ro never
 // creates one. A WAL-mode database whose -wal and -shm files reading could
 // create with the wrong owner, or could not read at all, is an error that
-// says how to give sqlbot a copy (see checkWAL). Open reads the schema once;
-// Objects returns it. It reads no data, but for a small database (at most 64
-// exposed objects in a file of at most 8 MiB), whose every row count and
-// three sample rows it reads, bounded by that size; for any other they are
-// read later, per object (see Describe). It fails closed: before returning, it proves on pooled
+// says how to give sqlbot a copy (see checkWAL).
+//
+// Open reads the schema once; Objects returns it. It reads no data, but for
+// a small database (at most 64 exposed objects in a file of at most 8 MiB),
+// whose every row count and three sample rows it reads, bounded by that
+// size, and where an exposed object whose rows cannot be read is an error;
+// for any other they are read later, per object (see Describe), and an
+// object that compiles but whose rows cannot be read is found then. The
+// check's in-memory copy of the exposed schema is built beside Open, after
+// it returns on a large schema: the first statement waits for it, and if it
+// could not be built every statement fails with that error.
+//
+// It fails closed: before returning, it proves on pooled
 // connections that the authorizer is installed and denies a write, and that
 // the check of the compiled program refuses a write the authorizer lets
 // through, and that SQLite counts its memory (so that the heap limit, which
