@@ -77,6 +77,9 @@ func newPrompter(objs []roconn.Object, rules []string, maxSteps, budget int) *pr
 	}
 	var b strings.Builder
 	writeIntro(&b)
+	head := b.String()
+	b.Reset()
+	b.WriteString(strings.TrimSuffix(head, "\n")) // the sections below start with their blank line
 	writeRules(&b, rules)
 	writeInstructions(&b, maxSteps)
 	p.head = b.String()
