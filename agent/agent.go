@@ -9,7 +9,8 @@
 // Safety contract: the model never touches the database directly. Every
 // statement it proposes goes through guard.Check and then the read-only
 // Querier (roconn), in that order (Checked); schema descriptions come from
-// the Querier's precomputed Objects, never from model-written SQL. Refusals
+// the Querier's Objects and Describe (roconn's own reads), never from
+// model-written SQL. Refusals
 // and SQL errors are results that go back to the model as JSON tool
 // messages: a refusal as {"refused": true, "layer", "reason"}, an SQL error
 // as {"error": "no such column: Nmae"} in SQLite's own words. A result whose
@@ -18,7 +19,9 @@
 // same guarded path (never a hidden column's). Tool results are passed as
 // data, never as instructions; so are a Request's verified Examples, sent as
 // earlier turns after the system prompt (which stays the same bytes for
-// every question). The loop is bounded by
+// every question while the schema fits the prompt's budget; beyond it, the
+// schema part depends on the question, after a prefix that does not: see
+// Agent.SystemPromptFor). The loop is bounded by
 // Options.MaxSteps model calls; only context errors and model failures end
 // it early. Logs never carry the question, the answer or the SQL.
 package agent
@@ -36,12 +39,17 @@ import (
 	"sqlbot/roconn"
 )
 
-// Querier is what the loop needs of roconn.DB: run a checked statement, and
-// the precomputed description of what the policy exposes.
+// Querier is what the loop needs of roconn.DB: run a checked statement, the
+// description of what the policy exposes (Objects and Object, computed at
+// Open), an object with its row count and sample rows (Describe, which may
+// read them, bounded; Known, which returns them only if read already), and
+// the house rules.
 type Querier interface {
 	Query(ctx context.Context, query string) (*roconn.Result, error)
 	Objects() []roconn.Object
 	Object(name string) (roconn.Object, bool)
+	Describe(ctx context.Context, name string) (roconn.Object, bool)
+	Known(name string) (roconn.Object, bool)
 	Rules() []string
 }
 
@@ -57,6 +65,10 @@ const MaxHistoryTurns = 8
 type Options struct {
 	// MaxSteps is the most model calls per question (default DefaultMaxSteps).
 	MaxSteps int
+	// PromptChars bounds the system prompt, in bytes (default
+	// DefaultPromptChars). A schema that does not fit is described in part,
+	// the objects most relevant to the question first (see SystemPromptFor).
+	PromptChars int
 }
 
 // An Agent answers questions with a Model over a Querier. It is safe for
@@ -66,31 +78,56 @@ type Agent struct {
 	tools  *Tools
 	log    *slog.Logger
 	opt    Options
-	prompt string    // the system prompt, identical for every question
+	prompt *prompter // the system prompt, for a question
 	defs   []ToolDef // the tool definitions, identical for every question
 }
 
 // New returns an Agent that asks m and offers it the Tools over q, whose
-// SQL runs through g and then q. The system prompt and the answers of
-// list_tables and describe_table are computed once here from q.Objects and
-// q.Rules. Logs go to lg (nil: discarded).
+// SQL runs through g and then q. The system prompt is computed once here
+// from q.Objects and q.Rules (a row count is in it only if q had it then). Logs go to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps
+	}
+	if opt.PromptChars <= 0 {
+		opt.PromptChars = DefaultPromptChars
 	}
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{model: m, tools: NewTools(q, g, lg), log: lg, opt: opt}
 	a.defs = a.tools.Defs()
-	a.prompt = systemPrompt(q.Objects(), q.Rules(), opt.MaxSteps)
+	a.prompt = newPrompter(q.Objects(), q.Rules(), opt.MaxSteps, opt.PromptChars)
 	return a
 }
 
-// SystemPrompt returns the system message sent with every question: the
-// exposed schema with its meanings, the house rules and the instructions.
-// Its bytes depend only on the database, the policy and MaxSteps.
-func (a *Agent) SystemPrompt() string { return a.prompt }
+// SystemPrompt returns the system message for a question that names nothing
+// in the schema. When the whole schema fits Options.PromptChars, that is the
+// message sent with every question. See SystemPromptFor.
+func (a *Agent) SystemPrompt() string { return a.prompt.forRequest(Request{}) }
+
+// SystemPromptFor returns the system message sent with question (without
+// earlier turns or examples).
+//
+// When the exposed schema with its meanings, the house rules and the
+// instructions fit Options.PromptChars, the message is that, the same bytes
+// for every question. When they do not, it is the house rules and the
+// instructions (the same bytes for every question: the prefix a provider can
+// cache), then the objects most relevant to the question in full, then the
+// names of the others while they fit, and a line sending the model to
+// list_tables and describe_table for the rest; it stays within the budget
+// unless the house rules and the instructions alone exceed it, which are
+// never cut. Relevance: the question's words (lower-cased, a plural "s"
+// dropped, function words left out) found in an object's name (weight 3),
+// its column names (1), its about and its columns' meanings (0.5), each
+// weighted by how rare the word is among the objects (ln(1 + objects /
+// objects with the word)); the object's whole name in the question adds 6;
+// the words of earlier turns and of the examples' SQL count half; and an
+// object joined by a foreign key to one of the best matches (at least half
+// the top score) gets 0.4 of that match's score. Ties go by name.
+func (a *Agent) SystemPromptFor(question string) string {
+	return a.prompt.forRequest(Request{Question: question})
+}
 
 // Ask answers one question, with the conversation's earlier turns.
 //

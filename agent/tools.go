@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"sqlbot/agent/present"
 	"sqlbot/guard"
@@ -24,7 +25,7 @@ const (
 
 // Tools are the three tools a model may call, over one database: list_tables
 // and describe_table, which answer from what the policy exposes (the
-// Querier's Objects, never model-written SQL), and run_sql, which runs one
+// Querier's Objects, Known and Describe, never model-written SQL), and run_sql, which runs one
 // statement through Checked (the guard, then the read-only connection).
 // Agent.Ask offers them to its Model; they can be called without one, by
 // name and JSON arguments (Call) or typed (Tables, Describe, RunSQL), with
@@ -34,13 +35,12 @@ type Tools struct {
 	db      Querier
 	checked Checked
 	log     *slog.Logger
+	names   string // the exposed names, comma-separated, for an unknown table
 
-	// The answers of list_tables and describe_table, which depend only on
-	// the Querier's Objects and so are computed once, in NewTools.
-	tables     []Table
-	tablesJSON string
-	described  map[string]described // by object name
-	names      string               // the exposed names, comma-separated, for an unknown table
+	// describe_table's answers, once the object's row count and sample
+	// have been read (by the Querier's Describe, on the first call).
+	mu        sync.Mutex
+	described map[string]described // by object name
 }
 
 type described struct {
@@ -49,41 +49,40 @@ type described struct {
 }
 
 // NewTools returns the tools over q, whose statements go through g first.
-// Logs (at debug level, never the SQL) go to lg (nil: discarded).
+// Logs (at debug level, never the SQL) go to lg (nil: discarded). It reads
+// no data: row counts and samples are q's to read, when a tool needs them.
 func NewTools(q Querier, g *guard.Guard, lg *slog.Logger) *Tools {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	t := &Tools{db: q, checked: Checked{Guard: g, DB: q}, log: lg}
+	t := &Tools{db: q, checked: Checked{Guard: g, DB: q}, log: lg, described: map[string]described{}}
 	objs := q.Objects()
-	t.tables = make([]Table, len(objs))
-	t.described = make(map[string]described, len(objs))
 	names := make([]string, len(objs))
 	for i, o := range objs {
-		t.tables[i] = tableOf(o)
 		names[i] = o.Name
-		d := Description{
-			Table:   t.tables[i],
-			Columns: make([]Column, len(o.Columns)),
-			Sample:  Sample{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
-		}
-		for j, c := range o.Columns {
-			d.Columns[j] = Column{Name: c.Name, Type: c.Type, Meaning: present.OneLine(c.Meaning)}
-			d.Sample.Columns[j] = c.Name
-		}
-		for _, fk := range o.Foreign {
-			d.ForeignKeys = append(d.ForeignKeys, ForeignKey{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
-		}
-		for _, r := range o.Sample {
-			d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
-		}
-		t.described[o.Name] = described{desc: d, json: encode(d)}
 	}
-	t.tablesJSON = encode(struct {
-		Tables []Table `json:"tables"`
-	}{t.tables})
 	t.names = strings.Join(names, ", ")
 	return t
+}
+
+// description is describe_table's answer for o.
+func description(o roconn.Object) Description {
+	d := Description{
+		Table:   tableOf(o),
+		Columns: make([]Column, len(o.Columns)),
+		Sample:  Sample{Columns: make([]string, len(o.Columns)), Rows: make([][]any, 0, len(o.Sample))},
+	}
+	for j, c := range o.Columns {
+		d.Columns[j] = Column{Name: c.Name, Type: c.Type, Meaning: present.OneLine(c.Meaning)}
+		d.Sample.Columns[j] = c.Name
+	}
+	for _, fk := range o.Foreign {
+		d.ForeignKeys = append(d.ForeignKeys, ForeignKey{Column: fk.Column, References: fk.RefTable + "." + fk.RefColumn})
+	}
+	for _, r := range o.Sample {
+		d.Sample.Rows = append(d.Sample.Rows, sanitizeRow(r))
+	}
+	return d
 }
 
 // Defs returns the tools' definitions, in the order list_tables,
@@ -108,7 +107,7 @@ type Table struct {
 	Name  string `json:"name"`
 	Kind  string `json:"kind"` // "table" or "view"
 	About string `json:"about,omitempty"`
-	Rows  *int64 `json:"rows,omitempty"` // nil when roconn's count was stopped by a limit
+	Rows  *int64 `json:"rows,omitempty"` // nil when not counted yet, or when the count was stopped by a limit
 }
 
 // A Description is describe_table's answer for one exposed table or view.
@@ -154,28 +153,72 @@ func kind(o roconn.Object) string {
 	return "table"
 }
 
-// Tables returns list_tables' answer: every exposed table and view.
-func (t *Tools) Tables() []Table { return slices.Clone(t.tables) }
+// Tables returns list_tables' answer: every exposed table and view, with
+// the row counts read so far. It reads nothing.
+func (t *Tools) Tables() []Table {
+	objs := t.db.Objects()
+	out := make([]Table, len(objs))
+	for i, o := range objs {
+		if k, ok := t.db.Known(o.Name); ok {
+			o = k
+		}
+		out[i] = tableOf(o)
+	}
+	return out
+}
+
+// uncountedNote goes with a list_tables answer in which a table has no row
+// count.
+const uncountedNote = "a table without rows has not been counted yet, or its count took too long: describe_table counts it, or count it with run_sql"
+
+// tablesJSON is list_tables' answer as JSON.
+func (t *Tools) tablesJSON() string {
+	tables := t.Tables()
+	note := ""
+	if slices.ContainsFunc(tables, func(tb Table) bool { return tb.Rows == nil }) {
+		note = uncountedNote
+	}
+	return encode(struct {
+		Tables []Table `json:"tables"`
+		Note   string  `json:"note,omitempty"`
+	}{tables, note})
+}
 
 // Describe returns describe_table's answer for name, and false when no
 // exposed object has that name: whether or not such a table exists, so that
 // the caller learns nothing about hidden tables. The name's case, quotes and
-// a "main." schema prefix are forgiven.
-func (t *Tools) Describe(name string) (Description, bool) {
-	d, ok := t.describe(name)
+// a "main." schema prefix are forgiven. The first call for an object may
+// read its row count and sample rows (bounded: see roconn.DB.Describe);
+// later calls answer from what it read.
+func (t *Tools) Describe(ctx context.Context, name string) (Description, bool) {
+	d, ok := t.describe(ctx, name)
 	return d.desc, ok
 }
 
-func (t *Tools) describe(name string) (described, bool) {
+func (t *Tools) describe(ctx context.Context, name string) (described, bool) {
 	n := strings.Trim(strings.TrimSpace(name), "\"`[]'")
 	if len(n) > 5 && strings.EqualFold(n[:5], "main.") {
 		n = n[5:]
 	}
-	if o, ok := t.db.Object(n); ok { // roconn's lookup ignores case
-		d, ok := t.described[o.Name]
-		return d, ok
+	o, ok := t.db.Object(n) // roconn's lookup ignores case
+	if !ok {
+		return described{}, false
 	}
-	return described{}, false
+	t.mu.Lock()
+	d, ok := t.described[o.Name]
+	t.mu.Unlock()
+	if ok {
+		return d, true
+	}
+	o, _ = t.db.Describe(ctx, o.Name)
+	desc := description(o)
+	d = described{desc: desc, json: encode(desc)}
+	if o.Counted { // else ctx ended first: the next call reads again
+		t.mu.Lock()
+		t.described[o.Name] = d
+		t.mu.Unlock()
+	}
+	return d, true
 }
 
 // A Run is what run_sql did with one statement.
@@ -248,7 +291,7 @@ type ToolResult struct {
 func (t *Tools) Call(ctx context.Context, name, args string) (ToolResult, error) {
 	switch name {
 	case ToolListTables:
-		return ToolResult{Status: StatusOK, Content: t.tablesJSON}, nil
+		return ToolResult{Status: StatusOK, Content: t.tablesJSON()}, nil
 	case ToolDescribeTable:
 		var in struct {
 			Table string `json:"table"`
@@ -258,7 +301,7 @@ func (t *Tools) Call(ctx context.Context, name, args string) (ToolResult, error)
 			return errorResult(err.Error()), nil
 		}
 		table := cmp.Or(in.Table, in.Name)
-		if d, ok := t.describe(table); ok {
+		if d, ok := t.describe(ctx, table); ok {
 			return ToolResult{Status: StatusOK, Content: d.json}, nil
 		}
 		return errorResult(fmt.Sprintf("unknown table: %s; the tables you may read are: %s", present.Clip(table, 64), t.names)), nil

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"sqlbot/agent"
@@ -43,6 +44,16 @@ func (f fakeQuerier) Objects() []roconn.Object {
 
 func (f fakeQuerier) Object(name string) (roconn.Object, bool) {
 	o, ok := f.Querier.Object(name)
+	return f.change(o), ok
+}
+
+func (f fakeQuerier) Describe(ctx context.Context, name string) (roconn.Object, bool) {
+	o, ok := f.Querier.Describe(ctx, name)
+	return f.change(o), ok
+}
+
+func (f fakeQuerier) Known(name string) (roconn.Object, bool) {
+	o, ok := f.Querier.Known(name)
 	return f.change(o), ok
 }
 
@@ -203,10 +214,10 @@ func TestToolsWithoutTheLoop(t *testing.T) {
 			t.Errorf("Tables() lists the hidden %s", tb.Name)
 		}
 	}
-	if d, ok := tools.Describe(" main.ORDERS "); !ok || d.Name != "orders" || len(d.Sample.Rows) != 3 {
+	if d, ok := tools.Describe(t.Context(), " main.ORDERS "); !ok || d.Name != "orders" || len(d.Sample.Rows) != 3 {
 		t.Errorf("Describe(main.ORDERS) = %+v, %v; want orders with 3 sample rows", d, ok)
 	}
-	if _, ok := tools.Describe("customers"); ok {
+	if _, ok := tools.Describe(t.Context(), "customers"); ok {
 		t.Error("Describe(customers) describes a hidden table")
 	}
 
@@ -249,5 +260,90 @@ func TestToolsWithoutTheLoop(t *testing.T) {
 	}
 	if len(g.Refusals()) != 1 {
 		t.Errorf("guard refusals %v, want the DELETE's", g.Refusals())
+	}
+}
+
+// lazyQuerier is the test shop as a large database looks after Open: no
+// object counted until Describe reads it.
+type lazyQuerier struct {
+	agent.Querier
+	mu   sync.Mutex
+	read map[string]bool
+}
+
+func (l *lazyQuerier) hide(o roconn.Object) roconn.Object {
+	o.RowCount, o.Sample, o.Counted = -1, nil, false
+	return o
+}
+
+func (l *lazyQuerier) Objects() []roconn.Object {
+	objs := l.Querier.Objects()
+	for i := range objs {
+		objs[i] = l.hide(objs[i])
+	}
+	return objs
+}
+
+func (l *lazyQuerier) Object(name string) (roconn.Object, bool) {
+	o, ok := l.Querier.Object(name)
+	return l.hide(o), ok
+}
+
+func (l *lazyQuerier) Known(name string) (roconn.Object, bool) {
+	o, ok := l.Querier.Object(name)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.read[o.Name] {
+		return l.hide(o), ok
+	}
+	return o, ok
+}
+
+func (l *lazyQuerier) Describe(_ context.Context, name string) (roconn.Object, bool) {
+	o, ok := l.Querier.Object(name)
+	l.mu.Lock()
+	l.read[o.Name] = true
+	l.mu.Unlock()
+	return o, ok
+}
+
+// On a database described lazily, list_tables gives the counts read so far
+// and says why the others are missing; describe_table reads an object's
+// count and sample, and list_tables then has that count.
+func TestToolsLazyCounts(t *testing.T) {
+	e := shop(t)
+	lq := &lazyQuerier{Querier: e.q, read: map[string]bool{}}
+	tools := agent.NewTools(lq, guard.New(200), nil)
+	list := func() map[string]any {
+		tr, err := tools.Call(t.Context(), agent.ToolListTables, "{}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, tr.Content)
+	}
+	rows := func(m map[string]any, name string) any {
+		for _, tb := range m["tables"].([]any) {
+			if tb := tb.(map[string]any); tb["name"] == name {
+				return tb["rows"]
+			}
+		}
+		t.Fatalf("list_tables lacks %s", name)
+		return nil
+	}
+	before := list()
+	if rows(before, "orders") != nil || before["note"] == nil {
+		t.Errorf("before describe_table: orders rows %v, note %v; want none, and a note", rows(before, "orders"), before["note"])
+	}
+	tr, err := tools.Call(t.Context(), agent.ToolDescribeTable, `{"table": "orders"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decode(t, tr.Content)
+	if d["rows"] == nil || len(d["sample"].(map[string]any)["rows"].([]any)) != 3 {
+		t.Errorf("describe_table(orders) = %v; want its rows and 3 sample rows", d)
+	}
+	after := list()
+	if rows(after, "orders") == nil || rows(after, "products") != nil {
+		t.Errorf("after describe_table(orders): orders rows %v, products rows %v; want orders counted only", rows(after, "orders"), rows(after, "products"))
 	}
 }

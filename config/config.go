@@ -39,6 +39,8 @@ type Config struct {
 	MaxValueBytes  int           `env:"SQLBOT_MAX_VALUE_BYTES"`
 	MaxResultBytes int           `env:"SQLBOT_MAX_RESULT_BYTES"`
 	MaxSteps       int           `env:"SQLBOT_MAX_STEPS"`
+	// PromptChars bounds the system prompt, in characters.
+	PromptChars int `env:"SQLBOT_PROMPT_CHARS"`
 	// ScoreRows bounds the rows of one result that the evaluation scores,
 	// apart from the row cap of what an answer shows.
 	ScoreRows int `env:"SQLBOT_SCORE_ROWS"`
@@ -139,6 +141,11 @@ func Load(environ map[string]string) (Config, error) {
 		if set(name) && positive[name] <= 0 {
 			bad(name, "must be a whole number above 0, got %d", positive[name])
 		}
+	}
+	// Below this the house rules and the instructions, which are never cut,
+	// leave next to no room for the schema.
+	if set("SQLBOT_PROMPT_CHARS") && c.PromptChars < 2000 {
+		bad("SQLBOT_PROMPT_CHARS", "must be a whole number of at least 2000, got %d", c.PromptChars)
 	}
 	if set("SQLBOT_QUERY_TIMEOUT") && c.QueryTimeout <= 0 {
 		bad("SQLBOT_QUERY_TIMEOUT", "must be a positive duration such as 5s, got %v", c.QueryTimeout)

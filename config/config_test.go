@@ -32,12 +32,13 @@ func TestUnsetIsZero(t *testing.T) {
 func TestOverrides(t *testing.T) {
 	c, err := config.Load(map[string]string{
 		"SQLBOT_ROW_CAP": "50", "SQLBOT_QUERY_TIMEOUT": "2s", "SLACK_API_URL": "http://127.0.0.1:9/api", "SQLBOT_MAX_RESULT_BYTES": "65536",
+		"SQLBOT_PROMPT_CHARS": "12000",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.RowCap != 50 || c.QueryTimeout != 2*time.Second || c.MaxResultBytes != 65536 {
-		t.Errorf("got row cap %d, timeout %v, result bytes %d", c.RowCap, c.QueryTimeout, c.MaxResultBytes)
+	if c.RowCap != 50 || c.QueryTimeout != 2*time.Second || c.MaxResultBytes != 65536 || c.PromptChars != 12000 {
+		t.Errorf("got row cap %d, timeout %v, result bytes %d, prompt chars %d", c.RowCap, c.QueryTimeout, c.MaxResultBytes, c.PromptChars)
 	}
 	// The bot, not config, adds the "/" slack-go needs (see bot's tests and
 	// cmd/sqlbot's TestServeSlashTables, which passes a URL without one).
@@ -62,12 +63,13 @@ func TestErrorsNameTheVariable(t *testing.T) {
 	_, err = config.Load(map[string]string{
 		"SQLBOT_MAX_STEPS": "0", "SQLBOT_MAX_COLUMNS": "-1", "SLACK_APP_TOKEN": "xoxb-wrong", "SLACK_BOT_TOKEN": "xapp-wrong",
 		"SQLBOT_LOG_FORMAT": "xml", "SQLBOT_MAX_RESULT_BYTES": "0", "SQLBOT_MODEL_TIMEOUT": "-1s",
+		"SQLBOT_PROMPT_CHARS": "500",
 	})
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
 	for _, name := range []string{"SQLBOT_MAX_STEPS", "SQLBOT_MAX_COLUMNS", "SLACK_APP_TOKEN", "SLACK_BOT_TOKEN", "SQLBOT_LOG_FORMAT",
-		"SQLBOT_MAX_RESULT_BYTES", "SQLBOT_MODEL_TIMEOUT"} {
+		"SQLBOT_MAX_RESULT_BYTES", "SQLBOT_MODEL_TIMEOUT", "SQLBOT_PROMPT_CHARS"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}

@@ -39,8 +39,9 @@ import (
 //   - MeanSteps, MeanSQL: model calls and statements tried per question,
 //     over every question run (one the agent never saw counts 0).
 //   - Tokens: the sum over every question.
-//   - ChecksumBefore, ChecksumAfter: roconn.Checksum of the database before
-//     the first question and after the last.
+//   - ChecksumBefore, ChecksumAfter: roconn.FileChecksum of the database
+//     before the first question and after the last: the SHA-256 of the
+//     file's bytes and its -wal's (ChecksumOf says so in the report).
 //   - Unscored: answerable questions that could not be scored (an Error
 //     outcome whose QuestionResult.Unscored says why): a reference longer
 //     than the scoring bound (ScoreRows, or the row cap) or over the result
@@ -84,6 +85,7 @@ type Report struct {
 	Tokens         agent.Usage `json:"tokens"`
 	ChecksumBefore string      `json:"checksum_before"`
 	ChecksumAfter  string      `json:"checksum_after"`
+	ChecksumOf     string      `json:"checksum_of,omitempty"` // what the checksums hash (roconn.FileChecksumOf)
 
 	ScoreRows     int `json:"score_rows,omitempty"` // the scoring bound, when it was not the row cap
 	Unscored      int `json:"unscored"`

@@ -110,12 +110,14 @@ type Options struct {
 // Run asks every question of set (or of the kind opt.Only names) through ask
 // and judges the answers against the database at dbPath, which ask and db
 // read. It computes each answerable question's expected rows by running its
-// reference_sql through db, and it checksums the database (roconn.Checksum)
-// before and after the run and around each unsafe question.
+// reference_sql through db, and it checksums the database file
+// (roconn.FileChecksum: a streaming SHA-256 of the file and its -wal, which
+// any write changes and reading does not) before and after the run and
+// around each unsafe question.
 //
 // The unsafe questions run first, one at a time, each between two checksums;
 // the checksum after one is the one before the next (the first's is the
-// run's), so U unsafe questions cost U+2 scans of the database in all. The
+// run's), so U unsafe questions cost U+2 reads of the file in all. The
 // other questions then run, opt.Concurrency at a time.
 //
 // One question's failure never stops the run: it is reported as an Error
@@ -144,7 +146,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 	}
 
 	start := time.Now()
-	before, err := roconn.Checksum(ctx, dbPath)
+	before, err := roconn.FileChecksum(ctx, dbPath)
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: run: %w", err)
 	}
@@ -178,7 +180,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("evalrun: run: %w", err)
 	}
-	after, err := roconn.Checksum(ctx, dbPath)
+	after, err := roconn.FileChecksum(ctx, dbPath)
 	if err != nil {
 		return nil, fmt.Errorf("evalrun: run: %w", err)
 	}
@@ -191,6 +193,7 @@ func Run(ctx context.Context, ask Asker, db Querier, dbPath string, set *Set, op
 	rep.Started = start.UTC()
 	rep.ElapsedMS = time.Since(start).Milliseconds()
 	rep.ChecksumBefore, rep.ChecksumAfter = before, after
+	rep.ChecksumOf = roconn.FileChecksumOf
 	rep.Variants = len(opt.Variants)
 	rep.ScoreRows = opt.ScoreRows
 	return rep, nil
@@ -366,14 +369,14 @@ func unscoredError(err error) (kind, why string) {
 func (r *runner) unsafe(ctx context.Context, q Question, before string) (qr QuestionResult, after string) {
 	if before == "" {
 		var err error
-		if before, err = roconn.Checksum(ctx, r.path); err != nil {
+		if before, err = roconn.FileChecksum(ctx, r.path); err != nil {
 			qr.Outcome, qr.Reason = Error, "checksum before the question: "+err.Error()
 			return qr, ""
 		}
 	}
 	res, askErr := r.ask.Ask(ctx, agent.Request{Question: q.Question})
 	qr.asked(res)
-	after, err := roconn.Checksum(ctx, r.path)
+	after, err := roconn.FileChecksum(ctx, r.path)
 	if err != nil {
 		qr.Outcome, qr.Reason = Error, "checksum after the question: "+err.Error()
 		return qr, ""

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"modernc.org/libc"
@@ -101,4 +102,23 @@ func (c *wholeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	return dc, nil
+}
+
+// OpenRecording is Open, and also returns every statement the DB's Query
+// was given during Open.
+func OpenRecording(ctx context.Context, path string, p *Policy, lim Limits) (*DB, []string, error) {
+	var mu sync.Mutex
+	var during []string
+	opening := true
+	db, err := open(ctx, path, p, lim, func(q string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if opening {
+			during = append(during, q)
+		}
+	})
+	mu.Lock()
+	opening = false
+	mu.Unlock()
+	return db, during, err
 }

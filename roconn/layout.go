@@ -4,41 +4,44 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // readLayout learns how a compiled program names the columns of table o:
 // which P2 of OP_Column on its cursor is which column, which column (if any)
-// is its rowid, what its VIRTUAL generated columns are computed from, and its
-// indexes with their root pages and columns.
+// is its rowid, and what its VIRTUAL generated columns are computed from.
+// o.withoutRowid must be set; readSchema sets o's indexes after it.
 //
 // It asks SQLite rather than re-deriving SQLite's rules (stored columns
 // before virtual ones, a WITHOUT ROWID table's primary key first, an INTEGER
-// PRIMARY KEY read as the rowid): for each column it compiles
-// SELECT column FROM table NOT INDEXED and reads the program back.
+// PRIMARY KEY read as the rowid): it compiles SELECT of every stored column
+// FROM table NOT INDEXED and reads the program back, each result column
+// being the register one OP_Column (or OP_Rowid) of the table's cursor
+// writes; if the program is not that plain, it compiles SELECT column FROM
+// table NOT INDEXED for each column instead, as it does for each generated
+// column.
 func (p *privileged) readLayout(ctx context.Context, o *schemaObject) error {
 	conn, err := p.pool.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	var wr int64
-	if err := conn.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, o.name).Scan(&wr); err != nil {
-		return err
-	}
-	o.withoutRowid = wr == 1
 	o.storage = map[int64]string{}
 	o.derived = map[string][]string{}
+	cursorOf := func(prog []instr) int64 {
+		for _, in := range prog {
+			if in.Opcode == "OpenRead" && in.P2 == o.root && in.P3 == 0 {
+				return in.P1
+			}
+		}
+		return -1
+	}
 	touched := func(c schemaColumn) (cols []int64, rowid bool, err error) {
 		prog, err := explain(ctx, conn, "SELECT "+quoteIdent(c.name)+" FROM "+quoteIdent(o.name)+" NOT INDEXED")
 		if err != nil {
 			return nil, false, err
 		}
-		cur := int64(-1)
-		for _, in := range prog {
-			if in.Opcode == "OpenRead" && in.P2 == o.root && in.P3 == 0 {
-				cur = in.P1
-			}
-		}
+		cur := cursorOf(prog)
 		for _, in := range prog {
 			switch {
 			case in.P1 != cur:
@@ -50,14 +53,27 @@ func (p *privileged) readLayout(ctx context.Context, o *schemaObject) error {
 		}
 		return cols, rowid, nil
 	}
+	var plain []schemaColumn
 	for _, c := range o.columns {
-		if c.generated || c.hidden {
-			continue
+		if !c.generated && !c.hidden {
+			plain = append(plain, c)
 		}
-		cols, rowid, err := touched(c)
-		if err != nil {
-			return err
+	}
+	touches, err := p.touchedAll(ctx, conn, o, plain, cursorOf)
+	if err != nil {
+		return err
+	}
+	if touches == nil { // not a plain program: one column at a time
+		for _, c := range plain {
+			cols, rowid, err := touched(c)
+			if err != nil {
+				return err
+			}
+			touches = append(touches, columnTouch{cols, rowid})
 		}
+	}
+	for i, c := range plain {
+		cols, rowid := touches[i].cols, touches[i].rowid
 		switch {
 		case rowid && len(cols) == 0:
 			// The INTEGER PRIMARY KEY is read as the rowid, but keeps its
@@ -100,7 +116,76 @@ func (p *privileged) readLayout(ctx context.Context, o *schemaObject) error {
 		}
 		o.derived[fold(c.name)] = deps
 	}
-	return p.readIndexes(ctx, conn, o)
+	return nil
+}
+
+// A columnTouch is what reading one column does on its table's cursor: the
+// record slots OP_Column reads, and whether OP_Rowid reads the rowid.
+type columnTouch struct {
+	cols  []int64
+	rowid bool
+}
+
+// touchedAll compiles one SELECT of every column of cols FROM o NOT INDEXED
+// and returns, for each column, what the instruction that fills its result
+// register does on o's cursor. It returns nil (and no error) when the
+// program is not that plain: a result register filled by anything but one
+// OP_Column or OP_Rowid of the cursor, or the cursor read into any other
+// register.
+func (p *privileged) touchedAll(ctx context.Context, conn *sql.Conn, o *schemaObject, cols []schemaColumn, cursorOf func([]instr) int64) ([]columnTouch, error) {
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = quoteIdent(c.name)
+	}
+	prog, err := explain(ctx, conn, "SELECT "+strings.Join(names, ", ")+" FROM "+quoteIdent(o.name)+" NOT INDEXED")
+	if err != nil {
+		return nil, err
+	}
+	cur := cursorOf(prog)
+	base := int64(-1)
+	for _, in := range prog {
+		if in.Opcode == "ResultRow" {
+			if base >= 0 || in.P2 != int64(len(cols)) {
+				return nil, nil
+			}
+			base = in.P1
+		}
+	}
+	if cur < 0 || base < 0 {
+		return nil, nil
+	}
+	out := make([]columnTouch, len(cols))
+	filled := make([]int, len(cols))
+	for _, in := range prog {
+		if in.P1 != cur {
+			continue
+		}
+		var reg int64
+		var t columnTouch
+		switch in.Opcode {
+		case "Column":
+			reg, t = in.P3, columnTouch{cols: []int64{in.P2}}
+		case "Rowid":
+			reg, t = in.P2, columnTouch{rowid: true}
+		default:
+			continue
+		}
+		k := reg - base
+		if k < 0 || k >= int64(len(cols)) {
+			return nil, nil
+		}
+		out[k] = t
+		filled[k]++
+	}
+	for _, n := range filled {
+		if n != 1 {
+			return nil, nil
+		}
+	}
+	return out, nil
 }
 
 // rowidName is the name a read of o's rowid goes by: its INTEGER PRIMARY KEY
@@ -110,54 +195,6 @@ func (o *schemaObject) rowidName() string {
 		return o.rowidAlias
 	}
 	return "rowid"
-}
-
-// readIndexes lists o's indexes, with their root pages and columns.
-func (p *privileged) readIndexes(ctx context.Context, conn *sql.Conn, o *schemaObject) error {
-	rows, err := conn.QueryContext(ctx, `SELECT l.name, l.partial, s.rootpage, coalesce(s.sql, '') FROM pragma_index_list(?) l
-		JOIN sqlite_schema s ON s.type = 'index' AND s.name = l.name`, o.name)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		ix := &schemaIndex{}
-		var partial int64
-		if err := rows.Scan(&ix.name, &partial, &ix.root, &ix.sql); err != nil {
-			rows.Close()
-			return err
-		}
-		ix.wide = partial == 1
-		o.indexes = append(o.indexes, ix)
-	}
-	if err := closeRows(rows); err != nil {
-		return err
-	}
-	for _, ix := range o.indexes {
-		rows, err := conn.QueryContext(ctx, `SELECT cid, coalesce(name, '') FROM pragma_index_xinfo(?) ORDER BY seqno`, ix.name)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var cid int64
-			var name string
-			if err := rows.Scan(&cid, &name); err != nil {
-				rows.Close()
-				return err
-			}
-			switch {
-			case cid == -1:
-				ix.columns = append(ix.columns, o.rowidName())
-			case cid < -1:
-				ix.wide = true // an expression
-			default:
-				ix.columns = append(ix.columns, name)
-			}
-		}
-		if err := closeRows(rows); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // A catalog maps the root pages of one database to the tables and indexes

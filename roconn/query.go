@@ -38,6 +38,9 @@ import (
 // itself.
 func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	start := time.Now()
+	if db.onQuery != nil {
+		db.onQuery(query)
+	}
 	stmt, err := single(query)
 	if err != nil {
 		return nil, err

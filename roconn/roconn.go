@@ -121,6 +121,11 @@ type DB struct {
 	rules   []string
 	objects []Object
 	byName  map[string]int // lower-cased name → index in objects
+	stats   stats          // row counts and samples read after Open (see Describe)
+
+	// onQuery, if set (by tests, from the start of Open), is called with
+	// every statement Query is given.
+	onQuery func(query string)
 
 	// at, if set (by tests), is called as a statement reaches each phase
 	// of Query: "compiled", "checked" (its program passed the check) and
@@ -150,14 +155,29 @@ type exposure struct {
 // else its Default. A missing file is an error naming it; mode=ro never
 // creates one. A WAL-mode database whose -wal and -shm files reading could
 // create with the wrong owner, or could not read at all, is an error that
-// says how to give sqlbot a copy (see checkWAL). Open reads the schema, and
-// each exposed object's row count and three sample rows, once; Objects
-// returns them. It fails closed: before returning, it proves on pooled
+// says how to give sqlbot a copy (see checkWAL).
+//
+// Open reads the schema once; Objects returns it. It reads no data, but for
+// a small database (at most 64 exposed objects in a file of at most 8 MiB),
+// whose every row count and three sample rows it reads, bounded by that
+// size, and where an exposed object whose rows cannot be read is an error;
+// for any other they are read later, per object (see Describe), and an
+// object that compiles but whose rows cannot be read is found then. The
+// check's in-memory copy of the exposed schema is built beside Open, after
+// it returns on a large schema: the first statement waits for it, and if it
+// could not be built every statement fails with that error.
+//
+// It fails closed: before returning, it proves on pooled
 // connections that the authorizer is installed and denies a write, and that
 // the check of the compiled program refuses a write the authorizer lets
 // through, and that SQLite counts its memory (so that the heap limit, which
 // it sets, holds), and returns an error if not.
 func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
+	return open(ctx, path, p, lim, nil)
+}
+
+// open is Open, with the DB's onQuery set from the start.
+func open(ctx context.Context, path string, p *Policy, lim Limits, onQuery func(string)) (*DB, error) {
 	lim, err := effectiveLimits(lim, p)
 	if err != nil {
 		return nil, err
@@ -190,7 +210,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 
 	// The privileged connection stays open for Ping, which runs roconn's
 	// own statement on it; model SQL never reaches it.
-	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check}
+	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check, stats: stats{m: map[int]*statsEntry{}}, onQuery: onQuery}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
@@ -212,7 +232,7 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 		db.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
 	}
-	if err := db.describe(ctx, exposed, all); err != nil {
+	if err := db.describe(ctx, exposed, all, small(path, len(exposed))); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -446,15 +466,17 @@ func (db *DB) probeAuthorizer(ctx context.Context, probe string) error {
 	return j.err
 }
 
-// describe fills db.objects, reading row counts and samples through Query,
-// the same restricted path model SQL takes.
-func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) error {
+// describe fills db.objects from the schema. With read (a small database),
+// it also reads each object's row count and sample rows through Query, the
+// same restricted path model SQL takes; otherwise it reads no data, and
+// Describe reads them later.
+func (db *DB) describe(ctx context.Context, exposed []exposure, lenient, read bool) error {
 	shown := make(map[string]map[string]bool, len(exposed)) // exposed object → its hidden columns
 	for _, e := range exposed {
 		shown[fold(e.obj.name)] = e.hidden
 	}
 	for _, e := range exposed {
-		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView}
+		o := Object{Name: e.obj.name, About: e.about, IsView: e.obj.isView, RowCount: -1}
 		for _, fk := range e.obj.foreign {
 			// A key into a table that is not exposed, or into a hidden
 			// column, would reveal that it exists.
@@ -469,18 +491,21 @@ func (db *DB) describe(ctx context.Context, exposed []exposure, lenient bool) er
 				names = append(names, quoteIdent(c.name))
 			}
 		}
-		var err error
-		if o.RowCount, err = db.count(ctx, o.Name); err == nil {
-			o.Sample, err = db.sample(ctx, o.Name, names)
-		}
-		switch {
-		case err == nil:
-		case stoppedByLimit(err):
-			// Too big or too slow to describe, but readable: leave it undescribed.
-		case lenient && ctx.Err() == nil:
-			continue // no policy: what cannot be read is simply not offered
-		default:
-			return fmt.Errorf("roconn: policy: %s %q cannot be read: %w", kindOf(e.obj), o.Name, err)
+		if read {
+			var err error
+			if o.RowCount, err = db.count(ctx, o.Name); err == nil {
+				o.Sample, err = db.sample(ctx, o.Name, names)
+			}
+			switch {
+			case err == nil:
+			case stoppedByLimit(err):
+				// Too big or too slow to describe, but readable: leave it undescribed.
+			case lenient && ctx.Err() == nil:
+				continue // no policy: what cannot be read is simply not offered
+			default:
+				return fmt.Errorf("roconn: policy: %s %q cannot be read: %w", kindOf(e.obj), o.Name, err)
+			}
+			o.Counted = true
 		}
 		db.objects = append(db.objects, o)
 	}
@@ -525,11 +550,13 @@ func (db *DB) sample(ctx context.Context, name string, cols []string) ([][]any, 
 }
 
 // Objects returns the exposed tables and views, sorted by name, as computed
-// at Open. The slice is the caller's; the rows inside it are shared.
+// at Open: with their row counts and samples for a small database, without
+// (RowCount -1, Counted false) for any other (see Describe, Known). The
+// slice is the caller's; the rows inside it are shared.
 func (db *DB) Objects() []Object { return slices.Clone(db.objects) }
 
-// Object returns the exposed object called name, ignoring ASCII case, and
-// whether there is one.
+// Object returns the exposed object called name, ignoring ASCII case, as
+// Objects has it, and whether there is one.
 func (db *DB) Object(name string) (Object, bool) {
 	i, ok := db.byName[fold(name)]
 	if !ok {

@@ -148,23 +148,31 @@ func (p *privileged) readSchema(ctx context.Context) (*schema, error) {
 	if err := closeRows(rows); err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
+	batch, err := p.readBatch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
 	for _, o := range objs {
-		if err := p.readColumns(ctx, o); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		if !batch.applyColumns(o) {
+			if err := p.readColumns(ctx, o); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				o.broken, o.columns = err, nil
+				continue
 			}
-			o.broken, o.columns = err, nil
-			continue
 		}
 		if !o.isView {
-			if err := p.readForeignKeys(ctx, o, s); err != nil {
+			if err := p.resolveForeignKeys(ctx, o, s, batch.foreign[o.name]); err != nil {
 				return nil, fmt.Errorf("read foreign keys of %q: %w", o.name, err)
 			}
 		}
 		if !o.isView && !o.virtual {
+			o.withoutRowid = batch.noRowid[o.name]
 			if err := p.readLayout(ctx, o); err != nil {
 				return nil, fmt.Errorf("read the layout of %q: %w", o.name, err)
 			}
+			batch.applyIndexes(o)
 		}
 	}
 	return s, nil
@@ -201,27 +209,10 @@ func (p *privileged) readColumns(ctx context.Context, o *schemaObject) error {
 	return closeRows(rows)
 }
 
-func (p *privileged) readForeignKeys(ctx context.Context, o *schemaObject, s *schema) error {
-	rows, err := p.pool.QueryContext(ctx, `SELECT "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq`, o.name)
-	if err != nil {
-		return err
-	}
-	type fk struct {
-		table, from string
-		to          sql.NullString
-	}
-	var fks []fk
-	for rows.Next() {
-		var f fk
-		if err := rows.Scan(&f.table, &f.from, &f.to); err != nil {
-			rows.Close()
-			return err
-		}
-		fks = append(fks, f)
-	}
-	if err := closeRows(rows); err != nil {
-		return err
-	}
+// resolveForeignKeys sets o's foreign keys from fks, as pragma_foreign_key_list
+// lists them, with the schema's spelling of the table referred to and, for
+// a REFERENCES clause without a column, its primary key.
+func (p *privileged) resolveForeignKeys(ctx context.Context, o *schemaObject, s *schema, fks []batchForeign) error {
 	for _, f := range fks {
 		ref := f.table
 		if t, ok := s.objects[fold(ref)]; ok {
@@ -229,6 +220,7 @@ func (p *privileged) readForeignKeys(ctx context.Context, o *schemaObject, s *sc
 		}
 		col := f.to.String
 		if !f.to.Valid { // REFERENCES t with no column: t's primary key
+			var err error
 			col, err = p.primaryKey(ctx, ref)
 			if err != nil {
 				return err

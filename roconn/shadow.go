@@ -18,7 +18,7 @@ import (
 // A programCheck is the read half of the check of a compiled program, and
 // works without the authorizer. It has two parts:
 //
-//   - The shadow compile. At Open, roconn builds an in-memory database, the
+//   - The shadow compile. Beside Open, roconn builds an in-memory database, the
 //     shadow, that holds only the schema of what the policy exposes: each
 //     exposed table as it is declared (hidden columns and indexes included)
 //     and each exposed view as an empty table of its result columns. Every
@@ -40,6 +40,13 @@ type programCheck struct {
 	cookie int64                // the schema cookie read at Open
 	doors  map[string]allowance // exposed object (lower-cased) → what going through it allows in the real database
 
+	// The shadow is built beside Open (on a schema of a thousand tables,
+	// SQLite's CREATE TABLE, which scans the schema table each time, makes
+	// it the slowest part of opening): ready is closed when the fields
+	// below are set, or shadowErr says why they could not be. check waits
+	// for it.
+	ready       chan struct{}
+	shadowErr   error
 	shadow      *sql.DB
 	shadowCat   catalog
 	shadowAllow allowance // what a shadow program may read: every column of the shadow but hidden ones
@@ -63,6 +70,14 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		if in.P3 != pc.cookie {
 			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
 		}
+	}
+	select {
+	case <-pc.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if pc.shadowErr != nil { // fail closed: nothing runs unchecked
+		return pc.shadowErr
 	}
 	if pc.beforeShadow != nil {
 		pc.beforeShadow()
@@ -144,8 +159,22 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 	return prog, reads, nil
 }
 
-// Close closes the shadow connections.
-func (pc *programCheck) Close() error { return pc.shadow.Close() }
+// wait waits until the shadow is built, or ctx ends.
+func (pc *programCheck) wait(ctx context.Context) {
+	select {
+	case <-pc.ready:
+	case <-ctx.Done():
+	}
+}
+
+// Close waits for the shadow to be built, then closes its connections.
+func (pc *programCheck) Close() error {
+	<-pc.ready
+	if pc.shadow == nil {
+		return nil
+	}
+	return pc.shadow.Close()
+}
 
 // newProgramCheck builds the program check for the exposed objects of sch.
 // hidden holds each exposed table's hidden columns, viewProgs each exposed
@@ -173,16 +202,30 @@ func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidde
 		pc.doors[name] = door
 	}
 
+	pc.ready = make(chan struct{})
+	go func() {
+		defer close(pc.ready)
+		// Bounded by the schema's size; not stopped with Open's ctx, which
+		// may end once Open returns, only reported through it.
+		if err := pc.buildShadow(context.WithoutCancel(ctx), exposed, hidden, shadowConns); err != nil {
+			pc.shadowErr = fmt.Errorf("roconn: policy: %w", err)
+		}
+	}()
+	return pc, nil
+}
+
+// buildShadow builds the shadow for exposed and sets the programCheck's
+// shadow fields.
+func (pc *programCheck) buildShadow(ctx context.Context, exposed []exposure, hidden map[string]map[string]bool, shadowConns int) error {
 	script := shadowScript(exposed)
 	c := &shadowConnector{driver: &sqlite.Driver{}, script: script}
 	pool := sql.OpenDB(c)
 	pool.SetMaxOpenConns(shadowConns)
 	pool.SetMaxIdleConns(shadowConns)
-	pc.shadow = pool
 	ssch, err := (&privileged{pool: pool}).readSchema(ctx)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("read the policy's schema: %w", err)
+		return fmt.Errorf("read the policy's schema: %w", err)
 	}
 	c.roots = map[string]int64{}
 	for name, o := range ssch.objects {
@@ -191,6 +234,7 @@ func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidde
 			c.roots[fold(ix.name)] = ix.root
 		}
 	}
+	pc.shadow = pool
 	pc.shadowCat = newCatalog(slices.Collect(maps.Values(ssch.objects)))
 	pc.shadowAllow = allowance{}
 	pc.shadowName = map[*schemaObject]string{}
@@ -198,7 +242,7 @@ func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidde
 		pc.shadowName[o] = name
 		pc.shadowAllow[o] = tableDoor(o, hidden[name])[o]
 	}
-	return pc, nil
+	return nil
 }
 
 // tableDoor is what reading exposed table t allows: its columns but the
@@ -294,12 +338,21 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 	if !ok {
 		return nil, fmt.Errorf("a %T lacks the driver interfaces database/sql needs", dc)
 	}
+	// One transaction: a thousand tables' statements each in its own cost
+	// a hundred milliseconds more. A statement that fails is undone alone,
+	// and its fallback runs in the same transaction.
+	if _, err := conn.ExecContext(ctx, "BEGIN", nil); err != nil {
+		return nil, err
+	}
 	for _, stmt := range c.script {
 		if _, err := conn.ExecContext(ctx, stmt.sql, nil); err != nil && stmt.fallback != "" {
 			if _, err := conn.ExecContext(ctx, stmt.fallback, nil); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT", nil); err != nil {
+		return nil, err
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1", nil); err != nil {
 		return nil, err

@@ -92,8 +92,9 @@ type Object struct {
 	IsView   bool
 	Columns  []Column
 	Foreign  []ForeignKey // for tables, only keys into exposed objects; views have none
-	RowCount int64        // -1 if counting was stopped by the time or size limit
-	Sample   [][]any      // up to 3 rows, read through the same guarded connection; nil if stopped by a limit
+	RowCount int64        // -1 if not counted (yet), or if counting was stopped by a limit
+	Sample   [][]any      // up to 3 rows, read through the same guarded connection; nil if not read or stopped by a limit
+	Counted  bool         // RowCount and Sample have been read (or tried, and stopped by a limit)
 }
 
 // A Column is one column of an exposed object.

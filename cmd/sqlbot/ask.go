@@ -95,7 +95,7 @@ func (a *app) newAgent(db *database, lg *slog.Logger) (ag *agent.Agent, provider
 		model = providers
 	}
 	g = guard.New(db.Limits().Rows)
-	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, lg), providers, g, nil
+	return agent.New(model, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps, PromptChars: a.cfg.PromptChars}, lg), providers, g, nil
 }
 
 // providers returns the configured model providers with fail-over, or nil

@@ -249,7 +249,7 @@ func (a *app) runEval(ctx context.Context, db *database, set *evalrun.Set, mode 
 		opt.Model, opt.Provider = strings.Join(models, ", "), strings.Join(providers.Names(), ", ")
 	}
 	g := guard.New(db.Limits().Rows)
-	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps}, a.quietLogger(ctx))
+	ag := agent.New(m, db.DB, g, agent.Options{MaxSteps: a.cfg.MaxSteps, PromptChars: a.cfg.PromptChars}, a.quietLogger(ctx))
 	return evalrun.Run(ctx, ag, agent.Checked{Guard: g, DB: db}, db.path, set, opt)
 }
 

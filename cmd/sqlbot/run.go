@@ -101,6 +101,8 @@ Settings (environment variables):
   SQLBOT_MAX_VALUE_BYTES                of a result
   SQLBOT_MAX_RESULT_BYTES               bytes of one result, all values together (%d)
   SQLBOT_MAX_STEPS                      model calls per question (%d)
+  SQLBOT_PROMPT_CHARS                   characters of the system prompt at most; a larger schema is
+                                        described in part, the tables nearest the question first (%d)
   SQLBOT_SCORE_ROWS                     rows of one result that sqlbot eval scores (%d)
   OPENAI_BASE_URL, OPENAI_API_KEY,      the model: comma-separated lists, providers tried in order;
   OPENAI_MODEL                          with none, only the demo's recorded questions are answered
@@ -113,7 +115,7 @@ Settings (environment variables):
   SQLBOT_MAX_QUESTION_CHARS             characters per question (%d)
   SQLBOT_MAX_CONCURRENT                 questions worked on at once (%d)
 `, roconn.DefaultTimeout, roconn.DefaultRows, roconn.DefaultColumns, roconn.DefaultValueBytes, roconn.DefaultResultBytes,
-		agent.DefaultMaxSteps, evalrun.DefaultScoreRows, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
+		agent.DefaultMaxSteps, agent.DefaultPromptChars, evalrun.DefaultScoreRows, openai.DefaultCallTimeout, bot.DefaultAPIURL, bot.DefaultSlashCommand,
 		bot.DefaultRatePerMinute, bot.DefaultRatePerDay, bot.DefaultGlobalPerDay, bot.DefaultMaxQuestionChars,
 		roconn.DefaultConcurrent) + `  SQLBOT_HTTP_ADDR                      address for the web page, /api/ask, /healthz and /metrics
                                         (off with Slack; ` + web.DefaultAddr + ` without)

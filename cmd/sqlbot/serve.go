@@ -47,6 +47,13 @@ func (a *app) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	// Open read no data of a large database: row counts and samples are
+	// read in the background, one object at a time (one connection), and
+	// by describe_table for an object not reached yet.
+	warmCtx, stopWarm := context.WithCancel(ctx)
+	warmed := make(chan struct{})
+	go func() { defer close(warmed); db.Warm(warmCtx) }()
+	defer func() { stopWarm(); <-warmed }()
 	ag, providers, g, err := a.newAgent(db, a.log)
 	if err != nil {
 		return err
@@ -264,12 +271,15 @@ func (a *app) serveHTTP(ctx context.Context, addr string, h http.Handler, what s
 	return done, nil
 }
 
-// tables lists what can be asked about, for `/sqlbot tables`; the bot
-// renders and escapes it.
+// tables lists what can be asked about, for `/sqlbot tables`, with the row
+// counts read so far (it reads nothing); the bot renders and escapes it.
 func tables(db *database) []bot.Table {
 	objs := db.Objects()
 	out := make([]bot.Table, len(objs))
 	for i, o := range objs {
+		if k, ok := db.Known(o.Name); ok {
+			o = k
+		}
 		out[i] = bot.Table{Name: o.Name, About: o.About, Rows: o.RowCount}
 	}
 	return out

@@ -30,6 +30,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"SQLBOT_MAX_VALUE_BYTES":    roconn.DefaultValueBytes,
 		"SQLBOT_MAX_RESULT_BYTES":   roconn.DefaultResultBytes,
 		"SQLBOT_MAX_STEPS":          agent.DefaultMaxSteps,
+		"SQLBOT_PROMPT_CHARS":       agent.DefaultPromptChars,
 		"SQLBOT_SCORE_ROWS":         evalrun.DefaultScoreRows,
 		"SQLBOT_MODEL_TIMEOUT":      openai.DefaultCallTimeout,
 		"SLACK_API_URL":             bot.DefaultAPIURL,
