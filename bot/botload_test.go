@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -393,7 +394,13 @@ func TestBotLoadMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the bot's warnings and errors:\n%s", stderr)
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -442,11 +449,13 @@ func TestBotLoadMemory(t *testing.T) {
 	for q := 0; q < *botLoadQuestions; q += step {
 		r, err := s.Load(t.Context(), slacktest.LoadSpec{Mentions: step, Users: 50, Channels: 5, Rate: 400,
 			Text:   func(i int) string { return fmt.Sprintf("how many orders were placed in week %d?", q+i) },
-			Settle: 300 * time.Millisecond, Timeout: 2 * time.Minute})
+			Settle: 2 * time.Second, Timeout: 2 * time.Minute})
 		if err != nil {
 			t.Fatalf("%v\n%v", err, r)
 		}
 		if r.ByReplies[1] != step {
+			_ = cmd.Process.Signal(syscall.SIGQUIT) // the bot's goroutines, on its stderr
+			time.Sleep(time.Second)
 			t.Fatalf("replies %v\n%v", r.ByReplies, r)
 		}
 		samples = append(samples, sample(q+step))
@@ -495,7 +504,7 @@ func TestBotLoadChild(t *testing.T) {
 		defer st.Close()
 		cfg.State = st
 	}
-	b, err := bot.New(cfg, fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	b, err := bot.New(cfg, fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
 	}
