@@ -278,7 +278,9 @@ func TestBotLoadOverhead(t *testing.T) {
 
 	sb := loadServer(t)
 	logs := &syncBuffer{}
-	b, err := bot.New(loadBotConfig(sb), fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(logs, nil)))
+	cfg := loadBotConfig(sb)
+	cfg.State = loadState(t, *botLoadState, filepath.Join(t.TempDir(), "state.db"))
+	b, err := bot.New(cfg, fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +353,7 @@ func TestBotLoadOverhead(t *testing.T) {
 	t.Logf("pooled (%d mentions each): sqlbot p50 %.2f p99 %.2f ms, floor p50 %.2f p99 %.2f ms (ratio %.2f); acks p99 sqlbot %.2f ms, floor %.2f ms",
 		len(pooled[0]), ms(pct(pooled[0], 50)), ms(pct(pooled[0], 99)), ms(pct(pooled[1], 50)), ms(pct(pooled[1], 99)),
 		ms(pct(pooled[0], 99))/ms(pct(pooled[1], 99)), ms(pct(pooledAcks[0], 99)), ms(pct(pooledAcks[1], 99)))
-	t.Logf("load average: %s", loadAverage())
+	t.Logf("state %s; load average: %s", *botLoadState, loadAverage())
 }
 
 func loadAverage() string {
@@ -486,6 +488,26 @@ func rss(t *testing.T, pid int) int64 {
 	return 0
 }
 
+// loadState is the bot's Store for -botload.state: nil (the bot's own
+// state.Memory) for "memory", a state file at path for "sqlite", as `sqlbot
+// serve` keeps by default.
+func loadState(t *testing.T, kind, path string) bot.Store {
+	t.Helper()
+	switch kind {
+	case "memory":
+		return nil
+	case "sqlite":
+		st, err := state.OpenSQLite(context.Background(), path, state.SQLiteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	t.Fatalf("-botload.state=%q: want memory or sqlite", kind)
+	return nil
+}
+
 // TestBotLoadChild is the bot process of TestBotLoadMemory: with
 // BOTLOAD_CHILD=1 it runs the bot with the fast Answerer against the fake
 // at BOTLOAD_API_URL until its stdin closes, and serves /heap on loopback
@@ -496,14 +518,7 @@ func TestBotLoadChild(t *testing.T) {
 	}
 	cfg := bot.Config{AppToken: os.Getenv("BOTLOAD_APP_TOKEN"), BotToken: os.Getenv("BOTLOAD_BOT_TOKEN"), APIURL: os.Getenv("BOTLOAD_API_URL"),
 		RatePerMinute: 1 << 30, RatePerDay: 1 << 30, GlobalPerDay: 1 << 30}
-	if os.Getenv("BOTLOAD_STATE") == "sqlite" {
-		st, err := state.OpenSQLite(context.Background(), os.Getenv("BOTLOAD_STATE_FILE"), state.SQLiteOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		cfg.State = st
-	}
+	cfg.State = loadState(t, os.Getenv("BOTLOAD_STATE"), os.Getenv("BOTLOAD_STATE_FILE"))
 	b, err := bot.New(cfg, fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
