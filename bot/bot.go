@@ -323,6 +323,11 @@ func (b *Bot) Run(ctx context.Context) error {
 
 	s := newSession(ctx, b)
 	defer s.stopBase() // also stops work
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		b.decide(s)
+	}()
 	smErr := make(chan error, 1)
 	go func() { smErr <- s.sm.RunContext(s.smCtx) }()
 
@@ -341,6 +346,7 @@ loop:
 		}
 	}
 
+	close(s.decisions) // the decider decides what was acknowledged, then ends
 	// Stop taking questions: close the socket first.
 	s.stopSocket()
 	if !smDone {

@@ -29,7 +29,16 @@ type session struct {
 	// the drain times out (or Run returns).
 	work     context.Context
 	stopWork context.CancelFunc
+
+	// decisions are what Run's loop hands to the decider (see decide):
+	// the work on an event that needs the Store, in arrival order. Only
+	// Run's goroutine sends, and it closes decisions when its loop ends.
+	decisions chan func()
 }
+
+// decisionQueue is how many events may wait for the decider before Run's
+// loop waits for it (and acks with it): far more than a burst of mentions.
+const decisionQueue = 1024
 
 func newSession(ctx context.Context, b *Bot) *session {
 	s := &session{}
@@ -37,7 +46,20 @@ func newSession(ctx context.Context, b *Bot) *session {
 	s.smCtx, s.stopSocket = context.WithCancel(ctx)
 	s.work, s.stopWork = context.WithCancel(s.base)
 	s.sm = socketmode.New(b.api, socketmode.OptionLog(discardLogger{}))
+	s.decisions = make(chan func(), decisionQueue)
 	return s
+}
+
+// decide runs s's decisions in the order Run's loop made them until the
+// loop closes the channel; Run starts it on a goroutine it counts. The
+// Store is asked here rather than on the loop, so that an envelope's ack
+// never waits for the Store's calls about the envelopes before it (a state
+// file's writes, or Redis's round trips, one after another), while the
+// claims, the limits and the places in the queue keep the arrival order.
+func (b *Bot) decide(s *session) {
+	for f := range s.decisions {
+		f()
+	}
 }
 
 // discardLogger silences slack-go's own logger (it logs payloads in debug mode).
@@ -46,9 +68,9 @@ type discardLogger struct{}
 func (discardLogger) Output(int, string) error { return nil }
 
 // dispatch handles one Socket Mode event on Run's goroutine: it acknowledges
-// the envelope at once, filters and de-duplicates, applies the limits and
-// starts the work on a tracked goroutine. It never blocks on Slack's Web API
-// or on the Answerer.
+// the envelope at once and filters it; the decider (see decide) then
+// de-duplicates, applies the limits and starts the work on a tracked
+// goroutine. It never blocks on Slack's Web API, the Answerer or the Store.
 func (b *Bot) dispatch(s *session, evt socketmode.Event) {
 	ctx := s.smCtx
 	if r := evt.Request; r != nil && r.EnvelopeID != "" {
@@ -126,7 +148,6 @@ func (b *Bot) ack(s *session, envelopeID string) {
 }
 
 func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
-	ctx := s.smCtx
 	api, ok := evt.Data.(slackevents.EventsAPIEvent)
 	if !ok || api.Type != slackevents.CallbackEvent {
 		return
@@ -148,7 +169,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		b.goReaction(s, fromReactionRemoved(ev, eventID))
 		return
 	case *slackevents.AssistantThreadStartedEvent:
-		b.onAssistantStarted(s, ev.AssistantThread)
+		s.decisions <- func() { b.onAssistantStarted(s, ev.AssistantThread) }
 		return
 	default: // assistant_thread_context_changed among them: the bot reads no channel
 		ok = false
@@ -161,6 +182,14 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		retry = evt.Request.RetryAttempt
 	}
 	attrs := append(logAttrs(q), slog.Int("retry_attempt", retry))
+	s.decisions <- func() { b.take(s, q, attrs) }
+}
+
+// take decides, on the decider, what becomes of question q: answered
+// (queued for a slot, in arrival order), told of a limit or of what to ask,
+// or nothing when another delivery of it was taken.
+func (b *Bot) take(s *session, q question, attrs []slog.Attr) {
+	ctx := s.smCtx
 	// One reply per message, across replicas (see messageKey). The Store is
 	// asked on base: an envelope acknowledged just before shutdown is still
 	// decided, not turned away by the socket's cancellation.
@@ -198,7 +227,7 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 		return
 	}
 	b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question taken", append(attrs, slog.Int("queued", b.slots.queued()))...)
-	slot := b.slots.reserve() // in arrival order, on this goroutine
+	slot := b.slots.reserve() // in arrival order, on the decider
 	b.inflight.Add(1)
 	go func() {
 		defer b.inflight.Done()

@@ -13,7 +13,11 @@ var _ Store = (*Memory)(nil)
 // Memory is a Store in the process: for tests, for one replica that need not
 // survive a restart, and for Failover while Redis is away. It keeps each item
 // until it expires (expired items are swept every few hundred writes), and
-// verified answers and reports until the process ends.
+// verified answers and reports until the process ends. It keeps no more than
+// 2,048 claims, 1,024 threads and 1,024 cache entries: past that, those that
+// expire first are forgotten first, so that a process answering many
+// questions within their TTLs does not grow without bound. A limit window
+// holds no more times than the largest limit reads.
 type Memory struct {
 	now func() time.Time
 
@@ -47,6 +51,49 @@ type lockItem struct {
 
 // sweepEvery is how many writes pass between sweeps of expired items.
 const sweepEvery = 256
+
+// The most items of each kind a Memory keeps. A claim only has to outlive
+// Slack's redeliveries (the last about five minutes after the event): 2,048
+// cover them at seven messages a second. A thread or an answer record
+// forgotten early costs a follow-up its context, or a ✅ on an old answer
+// its effect (Redis or the state file keep them for their whole TTL).
+const (
+	maxClaims  = 2048
+	maxThreads = 1024
+	maxCached  = 1024
+)
+
+// bound forgets the items of m that expire first, a quarter of max at a
+// time, once m holds more than max; so a write pays for the sort of the
+// expiries only once in max/4 writes.
+func bound[V any](m map[string]V, max int, expires func(V) int64) {
+	if len(m) <= max {
+		return
+	}
+	type item struct {
+		key string
+		exp int64
+	}
+	all := make([]item, 0, len(m))
+	for k, v := range m {
+		all = append(all, item{k, expires(v)})
+	}
+	slices.SortFunc(all, func(a, b item) int { return cmp.Compare(a.exp, b.exp) })
+	for _, it := range all[:len(m)-max*3/4] {
+		delete(m, it.key)
+	}
+}
+
+// keepLast returns the last n of times (all of them if fewer; none if n <= 0).
+func keepLast(times []int64, n int) []int64 {
+	if n <= 0 {
+		return nil
+	}
+	if len(times) > n {
+		return append([]int64(nil), times[len(times)-n:]...)
+	}
+	return times
+}
 
 // NewMemory returns an empty Memory whose clock is now (time.Now if nil).
 func NewMemory(now func() time.Time) *Memory {
@@ -118,6 +165,7 @@ func (m *Memory) Claim(_ context.Context, key string, ttl time.Duration) (bool, 
 		return false, nil
 	}
 	m.claims[key] = now + ttl.Milliseconds()
+	bound(m.claims, maxClaims, func(exp int64) int64 { return exp })
 	return true, nil
 }
 
@@ -155,8 +203,14 @@ func (m *Memory) Allow(_ context.Context, user string, l Limits) (Verdict, error
 		v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(m.global[len(m.global)-l.GlobalPerDay] + dayMS - now)}
 	default:
 		if l.on() {
-			m.users[user] = append(times, now)
-			m.global = append(m.global, now)
+			// A verdict reads only the last PerMinute, PerDay and
+			// GlobalPerDay times, so no more are kept.
+			if kept := keepLast(append(times, now), max(l.PerMinute, l.PerDay)); len(kept) > 0 {
+				m.users[user] = kept
+			} else {
+				delete(m.users, user)
+			}
+			m.global = keepLast(append(m.global, now), l.GlobalPerDay)
 		}
 		return Verdict{}, nil
 	}
@@ -222,6 +276,7 @@ func (m *Memory) AddTurn(_ context.Context, conv string, turn Turn, keep int, tt
 		t.turns = slices.Clone(t.turns[len(t.turns)-keep:])
 	}
 	t.expires = now + ttl.Milliseconds()
+	bound(m.threads, maxThreads, func(t *thread) int64 { return t.expires })
 	m.wrote(now)
 	return nil
 }
@@ -246,6 +301,7 @@ func (m *Memory) SetCached(_ context.Context, key string, val []byte, ttl time.D
 	defer m.mu.Unlock()
 	now := ms(m.now())
 	m.cache[key] = cacheItem{val: slices.Clone(val), expires: now + ttl.Milliseconds()}
+	bound(m.cache, maxCached, func(c cacheItem) int64 { return c.expires })
 	m.wrote(now)
 	return nil
 }
