@@ -67,13 +67,9 @@ func small(path string, n int) bool {
 // again. The read is not stopped by ctx's cancellation, only bounded by
 // DescribeTimeout, so that what it read serves the next caller.
 func (db *DB) Describe(ctx context.Context, name string) (Object, bool) {
-	i, ok := db.byName[fold(name)]
-	if !ok {
-		return Object{}, false
-	}
-	o := db.objects[i]
-	if o.Counted {
-		return o, true
+	i, o, ok := db.object(name)
+	if !ok || o.Counted {
+		return o, ok
 	}
 	db.stats.mu.Lock()
 	e, started := db.stats.m[i]
@@ -99,16 +95,22 @@ func (db *DB) Describe(ctx context.Context, name string) (Object, bool) {
 	return o, true
 }
 
+// object returns the index and the exposed object called name, ignoring
+// ASCII case, as Open described it, and whether there is one.
+func (db *DB) object(name string) (int, Object, bool) {
+	i, ok := db.byName[fold(name)]
+	if !ok {
+		return 0, Object{}, false
+	}
+	return i, db.objects[i], true
+}
+
 // Known returns the exposed object called name, as Describe does, but with
 // its row count and sample only if they have been read: it never reads.
 func (db *DB) Known(name string) (Object, bool) {
-	i, ok := db.byName[fold(name)]
-	if !ok {
-		return Object{}, false
-	}
-	o := db.objects[i]
-	if o.Counted {
-		return o, true
+	i, o, ok := db.object(name)
+	if !ok || o.Counted {
+		return o, ok
 	}
 	db.stats.mu.Lock()
 	e := db.stats.m[i]

@@ -769,15 +769,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	if faulty {
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxBody))
-		switch {
-		case f.rateLimit:
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.retryAfter+time.Second-1)/time.Second), 10))
-			http.Error(w, "ratelimited", http.StatusTooManyRequests)
-		case f.status != 0:
-			http.Error(w, http.StatusText(f.status), f.status)
-		default:
-			http.Error(w, f.slackErr, http.StatusBadRequest)
-		}
+		f.writePlain(w, http.StatusBadRequest)
 		return
 	}
 	content, err := readUpload(w, r)
@@ -921,15 +913,7 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	f, faulty := s.popFaultLocked(responseURLMethod)
 	s.mu.Unlock()
 	if faulty {
-		switch {
-		case f.rateLimit:
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((f.retryAfter+time.Second-1)/time.Second), 10))
-			http.Error(w, "ratelimited", http.StatusTooManyRequests)
-		case f.status != 0:
-			http.Error(w, http.StatusText(f.status), f.status)
-		default:
-			http.Error(w, f.slackErr, http.StatusNotFound)
-		}
+		f.writePlain(w, http.StatusNotFound)
 		return
 	}
 	var msg struct {
@@ -991,4 +975,19 @@ func (s *Server) handleResponseURL(w http.ResponseWriter, r *http.Request) {
 	s.notifyLocked()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// writePlain answers with f as an endpoint outside the Web API does (an
+// upload URL, a response_url): a 429 with Retry-After, f's HTTP status, or
+// f's error text with status otherwise.
+func (f fault) writePlain(w http.ResponseWriter, otherwise int) {
+	switch {
+	case f.rateLimit:
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((f.retryAfter+time.Second-1)/time.Second), 10))
+		http.Error(w, "ratelimited", http.StatusTooManyRequests)
+	case f.status != 0:
+		http.Error(w, http.StatusText(f.status), f.status)
+	default:
+		http.Error(w, f.slackErr, otherwise)
+	}
 }
