@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -234,18 +233,9 @@ func runRound(t *testing.T, s *slacktest.Server, n int, waits func() map[string]
 	}
 	slices.Sort(lr.overheads)
 	slices.Sort(lr.acks)
-	lr.p50, lr.p99 = pct(lr.overheads, 50), pct(lr.overheads, 99)
-	lr.ackP50, lr.ackP99 = pct(lr.acks, 50), pct(lr.acks, 99)
+	lr.p50, lr.p99 = slacktest.Percentile(lr.overheads, 50), slacktest.Percentile(lr.overheads, 99)
+	lr.ackP50, lr.ackP99 = slacktest.Percentile(lr.acks, 50), slacktest.Percentile(lr.acks, 99)
 	return lr
-}
-
-// pct is the nearest-rank p-th percentile of sorted.
-func pct(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	k := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[min(max(k, 0), len(sorted)-1)]
 }
 
 func median(xs []float64) float64 {
@@ -351,8 +341,8 @@ func TestBotLoadOverhead(t *testing.T) {
 	t.Logf("acks, medians over the rounds: sqlbot p50 %.2f p99 %.2f ms, floor p50 %.2f p99 %.2f ms",
 		median(ack50[0]), median(ack99[0]), median(ack50[1]), median(ack99[1]))
 	t.Logf("pooled (%d mentions each): sqlbot p50 %.2f p99 %.2f ms, floor p50 %.2f p99 %.2f ms (ratio %.2f); acks p99 sqlbot %.2f ms, floor %.2f ms",
-		len(pooled[0]), ms(pct(pooled[0], 50)), ms(pct(pooled[0], 99)), ms(pct(pooled[1], 50)), ms(pct(pooled[1], 99)),
-		ms(pct(pooled[0], 99))/ms(pct(pooled[1], 99)), ms(pct(pooledAcks[0], 99)), ms(pct(pooledAcks[1], 99)))
+		len(pooled[0]), ms(slacktest.Percentile(pooled[0], 50)), ms(slacktest.Percentile(pooled[0], 99)), ms(slacktest.Percentile(pooled[1], 50)), ms(slacktest.Percentile(pooled[1], 99)),
+		ms(slacktest.Percentile(pooled[0], 99))/ms(slacktest.Percentile(pooled[1], 99)), ms(slacktest.Percentile(pooledAcks[0], 99)), ms(slacktest.Percentile(pooledAcks[1], 99)))
 	t.Logf("state %s; load average: %s", *botLoadState, loadAverage())
 }
 

@@ -74,16 +74,23 @@ func TestDoorsWholePath(t *testing.T) {
 	}
 }
 
-// TestDoorsBenign: what the doors policy exposes can be read, through every
-// kind of door, with the same rows as a plain connection.
-func TestDoorsBenign(t *testing.T) {
+// doorsBeside opens the doors fixture as openDoors does, with the guard in
+// front of it and a plain read-only connection on the same file beside it.
+func doorsBeside(t *testing.T) (*roconn.DB, *guard.Guard, *sql.DB) {
+	t.Helper()
 	db, path := openDoors(t)
-	g := guard.New(db.Limits().Rows)
 	plain, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer plain.Close()
+	t.Cleanup(func() { plain.Close() })
+	return db, guard.New(db.Limits().Rows), plain
+}
+
+// TestDoorsBenign: what the doors policy exposes can be read, through every
+// kind of door, with the same rows as a plain connection.
+func TestDoorsBenign(t *testing.T) {
+	db, g, plain := doorsBeside(t)
 	for _, q := range []string{
 		"SELECT * FROM dept_pay ORDER BY dept_id",
 		"SELECT d.name, p.avg_salary, p.headcount FROM departments d JOIN dept_pay p ON p.dept_id = d.id ORDER BY d.id",
@@ -267,13 +274,7 @@ func TestSchemaChangeFailsClosed(t *testing.T) {
 // so it refuses, saying how to write it; written so, it runs with the rows
 // plain SQLite gives the unqualified form.
 func TestFullJoinDerivedUsingRefused(t *testing.T) {
-	db, path := openDoors(t)
-	g := guard.New(db.Limits().Rows)
-	plain, err := sql.Open("sqlite", roconn.ReadOnlyDSN(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
+	db, g, plain := doorsBeside(t)
 	for unqualified, written := range map[string]string{
 		"SELECT id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id":                        "SELECT coalesce(s.id, departments.id) AS id, name FROM (SELECT 2 AS id, 'x' AS k) AS s FULL JOIN departments USING (id) ORDER BY id",
 		"WITH c AS (SELECT 3 AS dept_id) SELECT dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id":             "WITH c AS (SELECT 3 AS dept_id) SELECT coalesce(c.dept_id, dept_pay.dept_id) AS dept_id, headcount FROM c NATURAL FULL JOIN dept_pay ORDER BY dept_id",

@@ -312,15 +312,15 @@ func (s *Server) loadReport(run *loadRun) *LoadReport {
 		}
 	}
 	slices.Sort(lat)
-	r.P50, r.P99 = percentile(lat, 50), percentile(lat, 99)
+	r.P50, r.P99 = Percentile(lat, 50), Percentile(lat, 99)
 	if len(lat) > 0 {
 		r.Max = lat[len(lat)-1]
 	}
 	return r
 }
 
-// percentile returns the nearest-rank p-th percentile of sorted, or 0.
-func percentile(sorted []time.Duration, p float64) time.Duration {
+// Percentile returns the nearest-rank p-th percentile of sorted, or 0.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}

@@ -101,17 +101,7 @@ func TestServeProcess(t *testing.T) {
 		"SLACK_APP_TOKEN="+slack.AppToken(), "SLACK_BOT_TOKEN="+slack.BotToken(), "SLACK_API_URL="+slack.URL,
 		"OPENAI_BASE_URL="+ai.URL, "OPENAI_API_KEY="+openaitest.DefaultAPIKey, "OPENAI_MODEL=test-model",
 		"SQLBOT_HTTP_ADDR="+httpAddr, "SQLBOT_LOG_FORMAT=json")
-	logs := &safeBuffer{} // written by the process's output copier while the test reads it
-	cmd.Stdout, cmd.Stderr = io.Discard, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
+	logs, exited := startProcess(t, cmd)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -375,4 +365,25 @@ func TestHealthzWhileBusy(t *testing.T) {
 	if _, err := slack.WaitMessages(ctx, 4); err != nil {
 		t.Errorf("the four questions were not answered: %v", err)
 	}
+}
+
+// startProcess starts cmd with its stderr in logs (written by the process's
+// output copier while the test reads it) and returns logs and a channel
+// that receives cmd.Wait's error once; a receiver that also needs the
+// cleanup to see it sends it back. The process is killed when the test
+// ends.
+func startProcess(t *testing.T, cmd *exec.Cmd) (*safeBuffer, chan error) {
+	t.Helper()
+	logs := &safeBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	return logs, exited
 }

@@ -131,17 +131,7 @@ func TestServeWebProcess(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "serve", "--db", db)
 	cmd.Env = []string{"SQLBOT_TEST_MAIN=1", "XDG_CACHE_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir(),
 		"SQLBOT_HTTP_ADDR=" + addr, "SQLBOT_LOG_FORMAT=json"}
-	logs := &safeBuffer{}
-	cmd.Stdout, cmd.Stderr = io.Discard, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
+	logs, exited := startProcess(t, cmd)
 	base := "http://" + addr
 	waitHTTP(t, base, logs)
 
