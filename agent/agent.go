@@ -83,8 +83,10 @@ type Agent struct {
 }
 
 // New returns an Agent that asks m and offers it the Tools over q, whose
-// SQL runs through g and then q. The system prompt is computed once here
-// from q.Objects and q.Rules (a row count is in it only if q had it then). Logs go to lg (nil: discarded).
+// SQL runs through g and then q. The system prompt is prepared here from
+// q.Objects and q.Rules (a row count is in it only if q had it then): the
+// same for every question when the whole schema fits its budget, else per
+// question (see SystemPromptFor). Logs go to lg (nil: discarded).
 func New(m Model, q Querier, g *guard.Guard, opt Options, lg *slog.Logger) *Agent {
 	if opt.MaxSteps <= 0 {
 		opt.MaxSteps = DefaultMaxSteps

@@ -39,7 +39,8 @@ type Config struct {
 	MaxValueBytes  int           `env:"SQLBOT_MAX_VALUE_BYTES"`
 	MaxResultBytes int           `env:"SQLBOT_MAX_RESULT_BYTES"`
 	MaxSteps       int           `env:"SQLBOT_MAX_STEPS"`
-	// PromptChars bounds the system prompt, in characters.
+	// PromptChars bounds the system prompt, in bytes of UTF-8 (characters,
+	// for the ASCII a schema's names mostly are).
 	PromptChars int `env:"SQLBOT_PROMPT_CHARS"`
 	// ScoreRows bounds the rows of one result that the evaluation scores,
 	// apart from the row cap of what an answer shows.

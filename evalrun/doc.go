@@ -16,6 +16,7 @@
 // evalrun/demo.
 //
 // Safety contract: evaluation never writes the database it evaluates; it
-// reads through the same guarded read-only path as the bot, and checksums
-// the file through a read-only connection of its own.
+// reads through the same guarded read-only path as the bot, and checks that
+// with a streaming checksum of the file's bytes (and its -wal), read with
+// no SQLite connection at all.
 package evalrun

@@ -19,7 +19,8 @@ type instr struct {
 }
 
 // explain compiles query as EXPLAIN query on a database/sql connection and
-// returns its program, as Query reads it (see readProgram); tests use it to
+// returns its program, as Query reads it (see readProgram): for the
+// privileged reads of Open (view and table layouts) and for tests that
 // check a program on a connection that has no authorizer or no check.
 // Compiling runs the authorizer over query exactly as running it would;
 // stepping an EXPLAIN program only lists instructions. It reads the rows

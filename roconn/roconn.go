@@ -62,7 +62,7 @@
 // interrupt that arrives while the statement is being compiled or checked,
 // before its program starts), and its context, which the check's shadow
 // compile runs under and which is looked at before the program starts,
-// ends. If SQLite has not returned 50 ms later the caller gets its refusal
+// ends. If SQLite has not returned 25 ms later the caller gets its refusal
 // anyway and the statement is abandoned: its connection is closed, never reused, when
 // SQLite returns, and at most Concurrent abandoned statements run at once
 // (beyond that, new statements wait for a connection). SQLite checks for an

@@ -71,13 +71,8 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
 		}
 	}
-	select {
-	case <-pc.ready:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if pc.shadowErr != nil { // fail closed: nothing runs unchecked
-		return pc.shadowErr
+	if err := pc.wait(ctx); err != nil { // fail closed: nothing runs unchecked
+		return err
 	}
 	if pc.beforeShadow != nil {
 		pc.beforeShadow()
@@ -159,11 +154,14 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 	return prog, reads, nil
 }
 
-// wait waits until the shadow is built, or ctx ends.
-func (pc *programCheck) wait(ctx context.Context) {
+// wait waits until the shadow is built, and returns why it could not be
+// (shadowErr), or ctx's error if ctx ends first.
+func (pc *programCheck) wait(ctx context.Context) error {
 	select {
 	case <-pc.ready:
+		return pc.shadowErr
 	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -80,8 +80,9 @@ func (db *DB) Describe(ctx context.Context, name string) (Object, bool) {
 	db.stats.mu.Unlock()
 	if !started {
 		// The bound starts once statements can be checked, not while the
-		// check's shadow schema is still being built after Open.
-		db.check.wait(ctx)
+		// check's shadow schema is still being built after Open. (A shadow
+		// that could not be built fails the read below too.)
+		_ = db.check.wait(ctx)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DescribeTimeout)
 		e.rowCount, e.sample = db.read(rctx, o)
 		cancel()

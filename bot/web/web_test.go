@@ -380,7 +380,7 @@ func TestPageChart(t *testing.T) {
 	if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 100 {
 		t.Errorf("the chart is %v", b)
 	}
-	if alt := string(m[2]); !strings.Contains(alt, "6") {
+	if alt := string(m[2]); !strings.Contains(alt, "6 points") {
 		t.Errorf("alt text %q does not say how many points", alt)
 	}
 	_, _, body = post(t, srv, "/", "application/x-www-form-urlencoded", "question="+url.QueryEscape(qShipped))

@@ -271,10 +271,6 @@ func (s *served) String() string {
 	return s.logs.String()
 }
 
-// serveInProcess runs `sqlbot serve --db db` in this process against slack,
-// with settings added to the Slack ones (SLACK_API_URL without its trailing
-// "/", which the bot must add), waits until it is connected, and stops it
-// when the test ends.
 // startServe runs `sqlbot serve --db db` with env in this process, and
 // stops it when the test ends (or on s.stop). ctx ends when it is stopped.
 func startServe(t *testing.T, db string, env []string) (ctx context.Context, s *served) {
@@ -293,6 +289,10 @@ func startServe(t *testing.T, db string, env []string) (ctx context.Context, s *
 	return ctx, s
 }
 
+// serveInProcess runs `sqlbot serve --db db` in this process against slack,
+// with settings added to the Slack ones (SLACK_API_URL without its trailing
+// "/", which the bot must add), waits until it is connected, and stops it
+// when the test ends.
 func serveInProcess(t *testing.T, slack *slacktest.Server, db string, settings ...string) *served {
 	t.Helper()
 	env := append([]string{

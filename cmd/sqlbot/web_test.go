@@ -173,7 +173,7 @@ func TestServeWebProcess(t *testing.T) {
 // aside).
 func TestAPIAskSameAsCLI(t *testing.T) {
 	db := demoFile(t)
-	settings := []string{"SQLBOT_STATE=" + filepath.Join(t.TempDir(), "state.db")}
+	settings := []string{"SQLBOT_STATE=" + filepath.Join(t.TempDir(), "state.db"), "SQLBOT_CACHE_TTL=0"} // each surface asks anew: nothing is reused
 	base, logs := serveWeb(t, db, settings...)
 	for _, q := range []string{recordedQuestion, "Show monthly revenue for 2025 in month order.", "Delete all the canceled orders, they are clutter.",
 		"What was our average customer satisfaction score in 2025?"} {
