@@ -125,7 +125,7 @@ func (in *inspector) object(ctx context.Context, o *schemaObject, sch *schema) (
 		if c.hidden {
 			continue // a virtual table's hidden column
 		}
-		obj.Columns = append(obj.Columns, draft.Column{Name: c.name, Type: c.typ})
+		obj.Columns = append(obj.Columns, draft.Column{Name: c.name, Type: c.typ, Stored: c.stored})
 		cols = append(cols, c.name)
 	}
 	for _, fk := range o.foreign {

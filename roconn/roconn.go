@@ -356,6 +356,15 @@ func hiddenColumns(o *schemaObject, hide []string) (map[string]bool, error) {
 			}
 		}
 	}
+	// A STORED generated column is read like any other: nothing in a
+	// program says what it was computed from, so beside a hidden column it
+	// may carry that column's value.
+	for _, c := range o.columns {
+		if c.stored && !hidden[fold(c.name)] {
+			return nil, fmt.Errorf("roconn: policy: table %q: the stored generated column %q may be computed from a hidden column, "+
+				"which sqlbot cannot tell; hide it too, or expose a view without the hidden columns", o.name, c.name)
+		}
+	}
 	if len(hidden) == len(o.columns) {
 		return nil, fmt.Errorf("roconn: policy: table %q hides every column; leave it out of expose instead", o.name)
 	}

@@ -38,6 +38,7 @@ type schemaColumn struct {
 	name, typ string
 	hidden    bool // a virtual table's hidden column
 	generated bool // a VIRTUAL generated column (no storage of its own)
+	stored    bool // a STORED generated column: computed on write, from what its program does not show
 }
 
 // A schemaIndex is one index of a table.
@@ -196,7 +197,7 @@ func (p *privileged) readColumns(ctx context.Context, o *schemaObject) error {
 			return err
 		}
 		c.hidden = hidden == 1
-		c.generated = hidden == 2
+		c.generated, c.stored = hidden == 2, hidden == 3
 		o.columns = append(o.columns, c)
 		if pk > 0 {
 			pks = append(pks, pkCol{c.name, pk})

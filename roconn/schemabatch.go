@@ -53,7 +53,7 @@ func (p *privileged) readBatch(ctx context.Context) (*schemaBatch, error) {
 		if err := rows.Scan(&obj, &c.col.name, &c.col.typ, &hidden, &c.pk); err != nil {
 			return err
 		}
-		c.col.hidden, c.col.generated = hidden == 1, hidden == 2
+		c.col.hidden, c.col.generated, c.col.stored = hidden == 1, hidden == 2, hidden == 3
 		cols[obj] = append(cols[obj], c)
 		return nil
 	})

@@ -168,6 +168,10 @@ type Column struct {
 	// From lists, for a VIRTUAL generated column, the columns it is
 	// computed from: it must be hidden when one of them is.
 	From []string
+	// Stored says it is a STORED generated column: what it is computed
+	// from cannot be told, so it must be hidden when any column of its
+	// table is.
+	Stored bool
 }
 
 // A ForeignKey says Column refers to RefTable.RefColumn.
@@ -830,7 +834,8 @@ func (m *maker) viewReads(o *Object, hidden map[string]map[string]string, e *Ent
 	}
 }
 
-// leaveOut hides the VIRTUAL generated columns computed from hidden ones,
+// leaveOut hides the VIRTUAL generated columns computed from hidden ones
+// and, beside any hidden column, the STORED ones,
 // and then sets e.LeftOut when a policy could not hide what the draft
 // hides: a view's columns, or a key that every read of a table carries; or
 // when nothing is left to read.
@@ -838,8 +843,14 @@ func leaveOut(o *Object, e *Entry) {
 	isHidden := func(name string) bool {
 		return slices.ContainsFunc(e.Columns, func(d Decision) bool { return d.Hidden && fold(d.Column) == fold(name) })
 	}
+	anyHidden := slices.ContainsFunc(e.Columns, func(d Decision) bool { return d.Hidden })
 	for i, c := range o.Columns {
 		if e.Columns[i].Hidden {
+			continue
+		}
+		if c.Stored && anyHidden {
+			e.Columns[i].Hidden = true
+			e.Columns[i].Reason = "a stored generated column, which may be computed from what this draft hides"
 			continue
 		}
 		for _, f := range c.From {

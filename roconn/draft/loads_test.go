@@ -54,7 +54,8 @@ func TestDraftLoadsWhatPolicyCannotHide(t *testing.T) {
 	execScript(t, path, `
 		CREATE TABLE customers (
 			id INTEGER PRIMARY KEY, email TEXT, city TEXT, plan TEXT,
-			email_domain TEXT GENERATED ALWAYS AS (substr(email, instr(email, '@') + 1)) VIRTUAL);
+			email_domain TEXT GENERATED ALWAYS AS (substr(email, instr(email, '@') + 1)) VIRTUAL,
+			email_user TEXT GENERATED ALWAYS AS (substr(email, 1, instr(email, '@') - 1)) STORED);
 		CREATE TABLE subscriptions (email TEXT PRIMARY KEY, plan TEXT, started TEXT) WITHOUT ROWID;
 		CREATE TABLE credentials (password_hash TEXT, api_token TEXT);
 		CREATE TABLE taxpayers (ssn INTEGER PRIMARY KEY, bracket TEXT);
@@ -69,8 +70,8 @@ func TestDraftLoadsWhatPolicyCannotHide(t *testing.T) {
 		INSERT INTO taxpayers VALUES (123456789, 'B'), (987654321, 'C');`)
 	text, doc, db := loadDraft(t, path)
 
-	if e, ok := doc.Expose["customers"]; !ok || !slices.Contains(e.Hide, "email") || !slices.Contains(e.Hide, "email_domain") {
-		t.Errorf("customers hides %v, want email and the virtual email_domain computed from it", e.Hide)
+	if e, ok := doc.Expose["customers"]; !ok || !slices.Contains(e.Hide, "email") || !slices.Contains(e.Hide, "email_domain") || !slices.Contains(e.Hide, "email_user") {
+		t.Errorf("customers hides %v, want email, the virtual email_domain computed from it and the stored email_user", e.Hide)
 	}
 	if _, ok := doc.Expose["plans"]; !ok {
 		t.Error("the view plans, which shows nothing private, is left out")
@@ -83,7 +84,7 @@ func TestDraftLoadsWhatPolicyCannotHide(t *testing.T) {
 			t.Errorf("the draft does not say why %s is left out:\n%s", name, text)
 		}
 	}
-	for _, q := range []string{"SELECT email FROM contacts", "SELECT email FROM subscriptions", "SELECT email_domain FROM customers", "SELECT api_token FROM credentials"} {
+	for _, q := range []string{"SELECT email FROM contacts", "SELECT email FROM subscriptions", "SELECT email_domain FROM customers", "SELECT email_user FROM customers", "SELECT api_token FROM credentials"} {
 		var r *roconn.Refusal
 		if _, err := db.Query(context.Background(), q); !errors.As(err, &r) {
 			t.Errorf("%s: %v, want a refusal", q, err)
@@ -93,7 +94,7 @@ func TestDraftLoadsWhatPolicyCannotHide(t *testing.T) {
 		t.Errorf("plans: %v, %v; want its 3 rows", res, err)
 	}
 	noHiddenValues(t, path, map[string]bool{
-		"customers.email": true, "customers.email_domain": true, "subscriptions.email": true,
+		"customers.email": true, "customers.email_domain": true, "customers.email_user": true, "subscriptions.email": true,
 		"credentials.password_hash": true, "credentials.api_token": true, "taxpayers.ssn": true, "contacts.email": true,
 	}, text)
 }
