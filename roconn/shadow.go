@@ -130,12 +130,13 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 		if !ok {
 			return fmt.Errorf("roconn: unexpected shadow connection %T", dc)
 		}
+		interrupted := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
+			defer close(interrupted)
 			tls := libc.NewTLS()
 			sqlite3.Xsqlite3_interrupt(tls, sc.handle)
 			tls.Close()
 		})
-		defer stop()
 		sc.rec.start()
 		st, err := prepare(&sc.capi, explainPrefix+stmt)
 		if err == nil {
@@ -143,11 +144,18 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 			sqlite3.Xsqlite3_finalize(sc.tls, st)
 		}
 		reads = sc.rec.stop()
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+		if !stop() {
+			// ctx ended: the interrupt may land after the compile, on
+			// the connection's next one. Wait for it, and have
+			// database/sql close the connection rather than reuse it.
+			<-interrupted
+			return driver.ErrBadConn
 		}
 		return err
 	})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, nil, cerr
+	}
 	if err != nil {
 		return nil, nil, err
 	}
