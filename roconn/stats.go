@@ -24,9 +24,11 @@ const (
 const DescribeTimeout = time.Second
 
 // A statsEntry holds one object's row count and sample once read; done is
-// closed when they are.
+// closed when they are, or when the read was given up before it began
+// (read false: the next Describe tries again).
 type statsEntry struct {
 	done     chan struct{}
+	read     bool
 	rowCount int64
 	sample   [][]any
 }
@@ -83,17 +85,34 @@ func (db *DB) Describe(ctx context.Context, name string) (Object, bool) {
 		// check's shadow schema is still being built after Open. (A shadow
 		// that could not be built fails the read below too.)
 		_ = db.check.wait(ctx)
+		if ctx.Err() != nil {
+			// The caller went before the read began: leave the object
+			// unread for the next caller rather than unknown for good.
+			db.stats.mu.Lock()
+			delete(db.stats.m, i)
+			db.stats.mu.Unlock()
+			close(e.done)
+			return o, true
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DescribeTimeout)
 		e.rowCount, e.sample = db.read(rctx, o)
+		e.read = true
 		cancel()
 		close(e.done)
 	}
 	select {
 	case <-e.done:
-		o.RowCount, o.Sample, o.Counted = e.rowCount, e.sample, true
+		e.fill(&o)
 	case <-ctx.Done():
 	}
 	return o, true
+}
+
+// fill sets o's row count and sample from e, once e is done, if e was read.
+func (e *statsEntry) fill(o *Object) {
+	if e.read {
+		o.RowCount, o.Sample, o.Counted = e.rowCount, e.sample, true
+	}
 }
 
 // object returns the index and the exposed object called name, ignoring
@@ -119,7 +138,7 @@ func (db *DB) Known(name string) (Object, bool) {
 	if e != nil {
 		select {
 		case <-e.done:
-			o.RowCount, o.Sample, o.Counted = e.rowCount, e.sample, true
+			e.fill(&o)
 		default:
 		}
 	}

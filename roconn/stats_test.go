@@ -1,6 +1,7 @@
 package roconn_test
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 	"sync"
@@ -48,6 +49,19 @@ func TestOpenReadsNoData(t *testing.T) {
 
 	if o, _ := db.Known("t0005"); o.Counted {
 		t.Errorf("Known(t0005) before Describe: counted")
+	}
+	// A caller gone before the read begins leaves the object unread, not
+	// unknown for good: the next Describe reads it.
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	if o, ok := db.Describe(gone, "t0007"); !ok || o.Counted {
+		t.Errorf("Describe(t0007) by a caller already gone: counted %v, %v", o.Counted, ok)
+	}
+	if o, _ := db.Known("t0007"); o.Counted {
+		t.Errorf("Known(t0007) after a caller already gone: counted %d rows; want nothing read for it", o.RowCount)
+	}
+	if o, _ := db.Describe(t.Context(), "t0007"); !o.Counted || o.RowCount != 50 {
+		t.Errorf("Describe(t0007) after a caller gave up: counted %v, %d rows; want 50", o.Counted, o.RowCount)
 	}
 	var wg sync.WaitGroup
 	got := make([]roconn.Object, 4)
