@@ -152,8 +152,9 @@ func clipName(s string) string {
 // to explain a refusal. A physical connection is used by one goroutine at a
 // time; the mutex is there because the callback runs inside SQLite.
 type authState struct {
-	access  *access
-	modules map[string]bool // the connection's virtual table modules, lower-cased
+	access   *access
+	modules  map[string]bool // the connection's virtual table modules, lower-cased
+	allowAll bool            // for tests of the other layer alone: every action is allowed
 
 	mu     sync.Mutex
 	denied string // the reason for the first denial since reset, "" if none
@@ -201,6 +202,9 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	}
 	if s.text != "" {
 		ok, reason = false, s.text
+	}
+	if s.allowAll {
+		ok = true
 	}
 	s.mu.Unlock()
 	if ok {

@@ -92,6 +92,7 @@ type capi struct {
 	handle  uintptr
 	tls     *libc.TLS
 	opcodes map[string]string
+	prog    []instr // the buffer readProgram reads programs into
 }
 
 // Close closes the driver connection, then the owner's TLS.

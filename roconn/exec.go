@@ -191,10 +191,15 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 
 // readProgram steps st, compiled in EXPLAIN mode, and returns its program:
 // of every row the opcode, P1, P2, P3 and P5 (addr is the index; P4 and the
-// comment no check reads).
+// comment no check reads). The program is read into the connection's own
+// buffer (a program has hundreds of instructions, and a new slice for each
+// statement made most of the safe path's garbage): it is valid until the
+// next readProgram on the same connection, and a caller that keeps it
+// longer copies it.
 func readProgram(pc *capi, st uintptr) ([]instr, error) {
 	tls := pc.tls
-	prog := make([]instr, 0, 16)
+	prog := pc.prog[:0]
+	defer func() { pc.prog = prog[:0] }()
 	for {
 		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
 		case sqlite3.SQLITE_DONE:

@@ -110,15 +110,23 @@ func OpenRecording(ctx context.Context, path string, p *Policy, lim Limits) (*DB
 	var mu sync.Mutex
 	var during []string
 	opening := true
-	db, err := open(ctx, path, p, lim, func(q string) {
+	db, err := open(ctx, path, p, lim, testHooks{onQuery: func(q string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if opening {
 			during = append(during, q)
 		}
-	})
+	}})
 	mu.Lock()
 	opening = false
 	mu.Unlock()
 	return db, during, err
+}
+
+// OpenWithout is Open with the authorizer allowing everything
+// (noAuthorizer), or with no check of the compiled program's reads
+// (noReadCheck), or both: to show what the other layer stops alone, and
+// that a test fails with neither.
+func OpenWithout(ctx context.Context, path string, p *Policy, lim Limits, noAuthorizer, noReadCheck bool) (*DB, error) {
+	return open(ctx, path, p, lim, testHooks{noAuthorizer: noAuthorizer, noReadCheck: noReadCheck})
 }

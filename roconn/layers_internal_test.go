@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"modernc.org/libc"
@@ -449,6 +450,7 @@ func pooledProgram(ctx context.Context, db *DB, query string) (prog []instr, den
 		}
 		defer sqlite3.Xsqlite3_finalize(pc.tls, st)
 		prog, err = readProgram(&pc.capi, st)
+		prog = slices.Clone(prog) // the connection's buffer is reused
 		return nil, err
 	})
 	if err != nil {

@@ -403,14 +403,26 @@ func (a allowance) excess(pr programReads) string {
 			return "reads a table the policy does not expose"
 		}
 	}
+	// Of the reasons of one kind, the least: the same statement gets the
+	// same reason every time, whatever order Go's maps go in.
+	why := ""
+	least := func(reason string) {
+		if why == "" || reason < why {
+			why = reason
+		}
+	}
+	hiddenIndex := func(t *schemaObject) string {
+		return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+	}
 	for t, cols := range pr.cols {
 		x := a[t]
 		for c := range cols {
 			if !x.all && !x.cols[c] {
 				if pr.index[t][c] {
-					return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+					least(hiddenIndex(t))
+				} else {
+					least("reads " + clipName(t.name) + "." + clipName(c) + ", which the policy does not allow")
 				}
-				return "reads " + clipName(t.name) + "." + clipName(c) + ", which the policy does not allow"
 			}
 		}
 	}
@@ -421,14 +433,17 @@ func (a allowance) excess(pr programReads) string {
 		}
 		for _, c := range t.columns {
 			if !c.generated && !x.cols[fold(c.name)] {
-				return "would use an index of " + clipName(t.name) + " that holds columns the policy does not allow (its order shows them); an ORDER BY the columns you select may avoid it"
+				least(hiddenIndex(t))
 			}
 		}
 	}
+	if why != "" {
+		return why
+	}
 	for t := range pr.count {
 		if !a[t].count {
-			return "counts the rows of " + clipName(t.name) + ", which the policy does not allow"
+			least("counts the rows of " + clipName(t.name) + ", which the policy does not allow")
 		}
 	}
-	return ""
+	return why
 }

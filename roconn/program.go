@@ -152,5 +152,8 @@ func (db *DB) checkCompiled(ctx context.Context, stmt string, prog []instr) erro
 	if r := checkProgram(prog).refusal(db.lim.Columns); r != nil {
 		return r
 	}
+	if db.noReadCheck {
+		return nil
+	}
 	return db.check.check(ctx, stmt, prog)
 }

@@ -126,6 +126,9 @@ type DB struct {
 	// onQuery, if set (by tests, from the start of Open), is called with
 	// every statement Query is given.
 	onQuery func(query string)
+	// noReadCheck and noAuthorizerProbe take a layer away, for tests (see
+	// testHooks).
+	noReadCheck, noAuthorizerProbe bool
 
 	// at, if set (by tests), is called as a statement reaches each phase
 	// of Query: "compiled", "checked" (its program passed the check) and
@@ -173,11 +176,20 @@ type exposure struct {
 // through, and that SQLite counts its memory (so that the heap limit, which
 // it sets, holds), and returns an error if not.
 func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) {
-	return open(ctx, path, p, lim, nil)
+	return open(ctx, path, p, lim, testHooks{})
 }
 
-// open is Open, with the DB's onQuery set from the start.
-func open(ctx context.Context, path string, p *Policy, lim Limits, onQuery func(string)) (*DB, error) {
+// testHooks are what tests change in a DB from the start of Open: onQuery
+// (see DB.onQuery), and a layer taken away to show that the other one holds
+// alone. Open passes none.
+type testHooks struct {
+	onQuery      func(query string)
+	noAuthorizer bool // the authorizer allows everything (and Open does not probe it)
+	noReadCheck  bool // the compiled program's reads are not checked (its writes still are)
+}
+
+// open is Open, with hooks set from the start.
+func open(ctx context.Context, path string, p *Policy, lim Limits, hooks testHooks) (*DB, error) {
 	lim, err := effectiveLimits(lim, p)
 	if err != nil {
 		return nil, err
@@ -210,12 +222,13 @@ func open(ctx context.Context, path string, p *Policy, lim Limits, onQuery func(
 
 	// The privileged connection stays open for Ping, which runs roconn's
 	// own statement on it; model SQL never reaches it.
-	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check, stats: stats{m: map[int]*statsEntry{}}, onQuery: onQuery}
+	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check, stats: stats{m: map[int]*statsEntry{}}, onQuery: hooks.onQuery,
+		noReadCheck: hooks.noReadCheck, noAuthorizerProbe: hooks.noAuthorizer}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
 	c := newConnector(dsn, lim.ValueBytes, func(modules map[string]bool) (sqlite.AuthorizerFn, *authState) {
-		st := &authState{access: acc, modules: modules}
+		st := &authState{access: acc, modules: modules, allowAll: hooks.noAuthorizer}
 		return st.authorize, st
 	})
 	if err := c.restrict(); err != nil {
@@ -438,8 +451,10 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 // write on its own: SQLite asks the authorizer nothing while it compiles
 // VACUUM, so only that check can stop it before it runs.
 func (db *DB) proveReadOnly(ctx context.Context) error {
-	if err := db.probeAuthorizer(ctx, "CREATE TABLE roconn_probe(x)"); err != nil {
-		return err
+	if !db.noAuthorizerProbe {
+		if err := db.probeAuthorizer(ctx, "CREATE TABLE roconn_probe(x)"); err != nil {
+			return err
+		}
 	}
 	return db.probeRefused(ctx, "VACUUM", LayerReadOnly)
 }

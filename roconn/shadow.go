@@ -35,10 +35,18 @@ import (
 //     table, what an exposed view's own program reads. Another database
 //     (temp), the schema table, a virtual table, or a program compiled
 //     against another schema than the one read at Open is refused.
+//
+// A real program that reads nothing but the visible columns of exposed
+// tables (and counts only their rows) needs no door: what it reads, the
+// policy shows anyone who names those tables. It passes without the shadow
+// compile, which is what most questions cost no second compile for. A
+// statement that reads through a view, or reads anything else, is compiled
+// on the shadow too.
 type programCheck struct {
 	real   catalog
 	cookie int64                // the schema cookie read at Open
 	doors  map[string]allowance // exposed object (lower-cased) → what going through it allows in the real database
+	tables allowance            // what the exposed tables allow together: the doors of all of them
 
 	// The shadow is built beside Open (on a schema of a thousand tables,
 	// SQLite's CREATE TABLE, which scans the schema table each time, makes
@@ -71,13 +79,20 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 			return refuse("the database's schema changed after sqlbot opened it; restart sqlbot to read it again")
 		}
 	}
+	reads := readsOf(prog, pc.real)
+	if pc.tables.excess(reads) == "" {
+		// It reads nothing but what the exposed tables show anyone who
+		// names them: whatever its names went through, it needs no door,
+		// and so no shadow compile to find them.
+		return nil
+	}
 	if err := pc.wait(ctx); err != nil { // fail closed: nothing runs unchecked
 		return err
 	}
 	if pc.beforeShadow != nil {
 		pc.beforeShadow()
 	}
-	sprog, sreads, err := pc.compileShadow(ctx, stmt)
+	sh, err := pc.compileShadow(ctx, stmt)
 	if err != nil {
 		var se *SQLError
 		if errors.As(err, &se) {
@@ -87,18 +102,18 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		}
 		return err
 	}
-	spr := readsOf(sprog, pc.shadowCat)
+	spr := sh.reads
 	if why := pc.shadowAllow.excess(spr); why != "" {
 		return refuse("the statement " + why)
 	}
-	if got, want := checkProgram(prog).columns, checkProgram(sprog).columns; got != want {
+	if got, want := checkProgram(prog).columns, sh.columns; got != want {
 		return refuse(fmt.Sprintf("the statement returns %d columns, %d of which the policy exposes", got, want))
 	}
 	named := map[string]bool{}
 	for t := range spr.rows {
 		named[pc.shadowName[t]] = true
 	}
-	for _, r := range sreads {
+	for _, r := range sh.named {
 		named[fold(r.table)] = true
 	}
 	allowed := allowance{}
@@ -107,24 +122,32 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 			allowed.add(door)
 		}
 	}
-	if why := allowed.excess(readsOf(prog, pc.real)); why != "" {
+	if why := allowed.excess(reads); why != "" {
 		return refuse("the statement's program " + why)
 	}
 	return nil
 }
 
+// A shadowView is what the shadow compile of a statement saw: what its
+// program reads of the shadow, how many columns it returns, and the reads
+// the shadow's authorizer saw.
+type shadowView struct {
+	reads   programReads
+	columns int64
+	named   []read
+}
+
 // compileShadow compiles stmt as EXPLAIN on a shadow connection and returns
-// its program and the reads its authorizer saw. It compiles and reads the
-// program through SQLite's C API, as the real connections do; an error from
-// SQLite is a *SQLError. A ctx that ends before or during it ends it.
-func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr, []read, error) {
+// what its program reads there. It compiles and reads the program through
+// SQLite's C API, as the real connections do; an error from SQLite is a
+// *SQLError. A ctx that ends before or during it ends it.
+func (pc *programCheck) compileShadow(ctx context.Context, stmt string) (shadowView, error) {
+	var view shadowView
 	conn, err := pc.shadow.Conn(ctx)
 	if err != nil {
-		return nil, nil, err
+		return view, err
 	}
 	defer conn.Close()
-	var prog []instr
-	var reads []read
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*shadowConn)
 		if !ok {
@@ -140,10 +163,17 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 		sc.rec.start()
 		st, err := prepare(&sc.capi, explainPrefix+stmt)
 		if err == nil {
+			var prog []instr
 			prog, err = readProgram(&sc.capi, st)
 			sqlite3.Xsqlite3_finalize(sc.tls, st)
+			// The program is in the connection's buffer: read it
+			// while the connection is still ours.
+			if err == nil {
+				view.reads = readsOf(prog, pc.shadowCat)
+				view.columns = checkProgram(prog).columns
+			}
 		}
-		reads = sc.rec.stop()
+		view.named = sc.rec.stop()
 		if !stop() {
 			// ctx ended: the interrupt may land after the compile, on
 			// the connection's next one. Wait for it, and have
@@ -154,12 +184,12 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) ([]instr
 		return err
 	})
 	if cerr := ctx.Err(); cerr != nil {
-		return nil, nil, cerr
+		return shadowView{}, cerr
 	}
 	if err != nil {
-		return nil, nil, err
+		return shadowView{}, err
 	}
-	return prog, reads, nil
+	return view, nil
 }
 
 // wait waits until the shadow is built, and returns why it could not be
@@ -190,11 +220,13 @@ func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidde
 		real:   newCatalog(slices.Collect(maps.Values(sch.objects))),
 		cookie: sch.cookie,
 		doors:  map[string]allowance{},
+		tables: allowance{},
 	}
 	for _, e := range exposed {
 		name := fold(e.obj.name)
 		if !e.obj.isView {
 			pc.doors[name] = tableDoor(e.obj, hidden[name])
+			pc.tables.add(pc.doors[name])
 			continue
 		}
 		door := allowance{}
