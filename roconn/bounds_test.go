@@ -186,7 +186,7 @@ func stubbornDB(t *testing.T, lim Limits) (*DB, *atomic.Int32, *atomic.Int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.restrict(); err != nil {
+	if err := c.restrict(lim.TempBytes); err != nil {
 		t.Fatal(err)
 	}
 	db := &DB{lim: lim, byName: map[string]int{}, health: openPrivileged(dsnFor(path)), check: check}

@@ -81,6 +81,8 @@ type physConn struct {
 	auth *authState  // nil on a connection that has no authorizer of ours
 	work chan func() // statements for the connection's own goroutine (see pool)
 
+	temp *tempBudget // its room for temporary files; nil on the privileged connection
+
 	mu  sync.Mutex
 	job *job // the statement running, which interrupt may stop; nil when idle
 }
@@ -98,6 +100,9 @@ type capi struct {
 // Close closes the driver connection, then the owner's TLS.
 func (c *physConn) Close() error {
 	err := c.sqliteConn.Close()
+	if c.temp != nil {
+		unbudgetTemp(c.tls)
+	}
 	c.tls.Close()
 	return err
 }
@@ -288,8 +293,10 @@ type connector struct {
 	dsn    string
 	// valueBytes is the length limit set on every connection (0: SQLite's).
 	valueBytes int
-	// restricted: model SQL runs on these connections (see restrict).
+	// restricted: model SQL runs on these connections (see restrict), each
+	// with tempBytes of temporary files at most.
 	restricted bool
+	tempBytes  int64
 	// newFn returns the authorizer for a new connection, and the state
 	// Query reads back (nil on the privileged connection). modules are the
 	// connection's virtual table modules.
@@ -309,11 +316,16 @@ func newConnector(dsn string, valueBytes int, newFn func(modules map[string]bool
 }
 
 // restrict makes c's connections the ones model SQL runs on: SQLite's
-// limits are set to an analyst's needs (see setLimits), and the built-in
+// limits are set to an analyst's needs (see setLimits), the built-in
 // functions whose one call costs more than linear time are replaced (see
-// registerFunctions). Call it before the first connection is opened.
-func (c *connector) restrict() error {
-	c.restricted = true
+// registerFunctions), and each connection's temporary files hold tempBytes
+// at most (see tempfiles.go). Call it before the first connection is opened.
+func (c *connector) restrict(tempBytes int64) error {
+	if err := registerTempVFS(); err != nil {
+		return err
+	}
+	c.restricted, c.tempBytes = true, tempBytes
+	c.dsn += "&vfs=" + tempVFSName
 	valueLimit := c.valueBytes
 	if valueLimit <= 0 {
 		valueLimit = math.MaxInt32
@@ -335,7 +347,7 @@ func (c *connector) hook(dc sqlite.ExecQuerierContext, _ string) error {
 	// The driver's hook API carries no context; these are quick settings
 	// and a read of an in-memory list.
 	ctx := context.Background()
-	if err := memoryOnly(ctx, dc); err != nil {
+	if err := tempStore(ctx, dc, c.restricted); err != nil {
 		return err
 	}
 	mods, err := moduleNames(ctx, dc)
@@ -411,29 +423,53 @@ func (c *connector) wrap(dc driver.Conn, st *authState, hooked bool) (*physConn,
 	if err := setLimits(h, c.valueBytes, c.restricted); err != nil {
 		return nil, err
 	}
-	return &physConn{sqliteConn: sc, auth: st, capi: capi{handle: h, tls: libc.NewTLS()}}, nil
+	pc := &physConn{sqliteConn: sc, auth: st, capi: capi{handle: h, tls: libc.NewTLS()}}
+	if c.restricted {
+		pc.temp = budgetTemp(pc.tls, c.tempBytes)
+	}
+	return pc, nil
 }
 
-// memoryOnly keeps everything SQLite would write to a temporary file (sorts,
-// temporary tables and indexes, materialized views and CTEs) in memory,
-// where the heap limit bounds it, and sets the page cache. It must run
-// before the authorizer is installed, which denies every PRAGMA; it reads
-// the setting back.
-func memoryOnly(ctx context.Context, dc sqlite.ExecQuerierContext) error {
-	if _, err := dc.ExecContext(ctx, fmt.Sprintf("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -%d", cacheKiB), nil); err != nil {
-		return fmt.Errorf("keep temporary data in memory: %w", err)
+// tempStore sets where SQLite keeps what it would write to a temporary
+// file (sorts, temporary tables and indexes, materialized views and CTEs),
+// and the page cache. On a restricted connection that is temporary files,
+// bounded by its budget (see tempfiles.go), written by the connection's own
+// goroutine (PRAGMA threads = 0: the sorter starts no threads). On roconn's
+// privileged connection, whose statements are roconn's own, it is memory,
+// where the heap limit bounds it. It must run before the authorizer is
+// installed, which denies every PRAGMA; it reads the settings back.
+func tempStore(ctx context.Context, dc sqlite.ExecQuerierContext, restricted bool) error {
+	store, want := "MEMORY", int64(2)
+	if restricted {
+		store, want = "FILE", 1
 	}
-	rows, err := dc.QueryContext(ctx, "PRAGMA temp_store", nil)
+	if _, err := dc.ExecContext(ctx, fmt.Sprintf("PRAGMA temp_store = %s; PRAGMA threads = 0; PRAGMA cache_size = -%d", store, cacheKiB), nil); err != nil {
+		return fmt.Errorf("set where temporary data goes: %w", err)
+	}
+	for _, p := range []struct {
+		pragma string
+		want   int64
+	}{{"temp_store", want}, {"threads", 0}} {
+		if err := pragmaIs(ctx, dc, p.pragma, p.want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pragmaIs reads PRAGMA name on dc and requires it to be want.
+func pragmaIs(ctx context.Context, dc sqlite.ExecQuerierContext, name string, want int64) error {
+	rows, err := dc.QueryContext(ctx, "PRAGMA "+name, nil)
 	if err != nil {
-		return fmt.Errorf("read temp_store: %w", err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer rows.Close()
 	vals := make([]driver.Value, 1)
 	if err := rows.Next(vals); err != nil {
-		return fmt.Errorf("read temp_store: %w", err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	if v, ok := vals[0].(int64); !ok || v != 2 {
-		return fmt.Errorf("temp_store is %v, not MEMORY (2)", vals[0])
+	if v, ok := vals[0].(int64); !ok || v != want {
+		return fmt.Errorf("%s is %v, not %d", name, vals[0], want)
 	}
 	return nil
 }

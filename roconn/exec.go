@@ -64,12 +64,18 @@ func (db *DB) execute(ctx context.Context, pc *physConn, stmt string) (*Result, 
 	if j := pc.job; j != nil && j.memStop.Load() && !errors.Is(err, ErrRowLimit) {
 		return nil, db.outOfMemory()
 	}
+	if pc.temp != nil && pc.temp.over && !errors.Is(err, ErrRowLimit) {
+		return nil, db.tempTooBig()
+	}
 	return res, db.classify(pc.auth, err)
 }
 
 func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
 	tls := pc.tls
 	pc.auth.begin(stmt)
+	if pc.temp != nil {
+		pc.temp.reset()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -310,6 +316,12 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 // SQLite may use.
 func (db *DB) outOfMemory() *Refusal {
 	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement needed more memory than the limit of %s", byteSize(db.lim.Memory))}
+}
+
+// tempTooBig is the refusal for a statement whose temporary files would
+// have held more than Limits.TempBytes.
+func (db *DB) tempTooBig() *Refusal {
+	return &Refusal{Layer: LayerLimit, Reason: fmt.Sprintf("the statement needed more temporary disk space (for sorting or grouping) than the limit of %s", byteSize(db.lim.TempBytes))}
 }
 
 // resultTooBig is the refusal for a result over Limits.ResultBytes.

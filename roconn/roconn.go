@@ -75,10 +75,11 @@
 // length, expression depth, compound terms, program length, function
 // arguments, LIKE pattern length; see setLimits).
 //
-// Memory and disk: every connection keeps its temporary data (sorts,
-// temporary tables and indexes) in memory, so nothing is written to a
-// temporary file; SQLite's heap is bounded by its hard heap limit (Memory),
-// and while statements run, a watch stops the one that holds a sort or
+// Memory and disk: what a sort or a temporary table or index cannot keep in
+// the connection's page cache goes to SQLite's temporary files, which hold at
+// most TempBytes per connection (see tempfiles.go): the write past it fails
+// and the statement is refused by the limit layer. SQLite's heap is bounded
+// by its hard heap limit (Memory), and while statements run, a watch stops the one that holds a sort or
 // temporary table longest when the heap is 3/4 full, before its neighbours'
 // allocations can fail; a result is bounded in bytes (ResultBytes) as its
 // rows arrive.
@@ -94,9 +95,11 @@
 // never reach other connections in the process. Two things are the
 // process's, because SQLite has them once per process: roconn turns on
 // SQLite's memory accounting when the package is initialized (SQLite reads
-// it only before its first connection), and the hard heap limit is
+// it only before its first connection), the hard heap limit is
 // process-wide: Open lowers it to its Memory unless a lower one is in force,
-// and it then bounds every SQLite connection in the process, roconn's or not.
+// and it then bounds every SQLite connection in the process, roconn's or
+// not; and roconn registers its VFS for temporary files (only roconn's own
+// connections name it).
 package roconn
 
 import (
@@ -231,7 +234,7 @@ func open(ctx context.Context, path string, p *Policy, lim Limits, hooks testHoo
 		st := &authState{access: acc, modules: modules, allowAll: hooks.noAuthorizer}
 		return st.authorize, st
 	})
-	if err := c.restrict(); err != nil {
+	if err := c.restrict(lim.TempBytes); err != nil {
 		priv.pool.Close()
 		check.Close()
 		return nil, fmt.Errorf("roconn: open %s: %w", path, err)
@@ -255,7 +258,7 @@ func open(ctx context.Context, path string, p *Policy, lim Limits, hooks testHoo
 // effectiveLimits fills the zero fields of lim from the policy, then from
 // the defaults, and rejects negative ones.
 func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
-	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.ResultBytes < 0 || lim.Timeout < 0 || lim.Concurrent < 0 || lim.Memory < 0 {
+	if lim.Rows < 0 || lim.Columns < 0 || lim.ValueBytes < 0 || lim.ResultBytes < 0 || lim.Timeout < 0 || lim.Concurrent < 0 || lim.Memory < 0 || lim.TempBytes < 0 {
 		return Limits{}, fmt.Errorf("roconn: limits must not be negative: %+v", lim)
 	}
 	if p != nil {
@@ -286,6 +289,9 @@ func effectiveLimits(lim Limits, p *Policy) (Limits, error) {
 	}
 	if lim.Memory == 0 {
 		lim.Memory = DefaultMemory
+	}
+	if lim.TempBytes == 0 {
+		lim.TempBytes = DefaultTempBytes
 	}
 	return lim, nil
 }

@@ -301,7 +301,7 @@ func TestValueAndColumnLimits(t *testing.T) {
 		}
 	}
 	if got, want := db.Limits(), (roconn.Limits{Rows: 50, Columns: 40, ValueBytes: 1 << 20, ResultBytes: 8 << 20, Timeout: 2 * time.Second,
-		Concurrent: 4, Memory: 192 << 20}); got != want {
+		Concurrent: 4, Memory: 192 << 20, TempBytes: 64 << 20}); got != want {
 		t.Errorf("Limits() = %+v, want %+v (rows and timeout from the policy)", got, want)
 	}
 	// A table wider than the limit is refused before it runs, however it is named.

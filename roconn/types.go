@@ -58,6 +58,9 @@ type Limits struct {
 	// together (sqlite3_hard_heap_limit64, which is process-wide: the
 	// lowest Memory of the DBs opened in a process holds). Default 192 MiB.
 	Memory int64
+	// TempBytes bounds what one connection's temporary files (a sort's
+	// runs, temporary tables and indexes) hold at once. Default 64 MiB.
+	TempBytes int64
 }
 
 // Defaults for Limits; a zero field in Limits takes its default.
@@ -69,6 +72,7 @@ const (
 	DefaultTimeout     = 5 * time.Second
 	DefaultConcurrent  = 4
 	DefaultMemory      = 192 << 20
+	DefaultTempBytes   = 64 << 20
 )
 
 // A Result is what one statement returned.
