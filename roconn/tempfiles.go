@@ -159,7 +159,8 @@ func tempOpen(tls *libc.TLS, _ uintptr, name uintptr, file uintptr, flags int32,
 	return sqlite3.SQLITE_OK
 }
 
-// tempFileOf returns the count of the open temporary file.
+// tempFileOf returns the count of the open temporary file (nil if SQLite
+// names a file tempVFS did not open, which it never should).
 func tempFileOf(file uintptr) *tempFile {
 	temps.mu.Lock()
 	defer temps.mu.Unlock()
@@ -186,6 +187,9 @@ func (f *tempFile) resize(size int64) {
 
 func tempWrite(tls *libc.TLS, file uintptr, buf uintptr, n int32, off int64) int32 {
 	f := tempFileOf(file)
+	if f == nil {
+		return sqlite3.SQLITE_IOERR_WRITE
+	}
 	end := off + int64(n)
 	if rc := f.grow(end); rc != sqlite3.SQLITE_OK {
 		return rc
@@ -200,6 +204,9 @@ func tempWrite(tls *libc.TLS, file uintptr, buf uintptr, n int32, off int64) int
 
 func tempTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
 	f := tempFileOf(file)
+	if f == nil {
+		return sqlite3.SQLITE_IOERR_TRUNCATE
+	}
 	if rc := f.grow(size); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
@@ -216,6 +223,9 @@ func tempTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
 // act on one.
 func tempFileControl(tls *libc.TLS, file uintptr, op int32, arg uintptr) int32 {
 	f := tempFileOf(file)
+	if f == nil {
+		return sqlite3.SQLITE_IOERR
+	}
 	if op == sqlite3.SQLITE_FCNTL_SIZE_HINT {
 		return sqlite3.SQLITE_OK
 	}
@@ -228,6 +238,9 @@ func tempClose(tls *libc.TLS, file uintptr) int32 {
 	f := temps.files[file]
 	delete(temps.files, file)
 	temps.mu.Unlock()
+	if f == nil {
+		return sqlite3.SQLITE_IOERR_CLOSE
+	}
 	f.resize(0)
 	return callClose(f.methods, tls, file)
 }
