@@ -195,6 +195,21 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 	return unsafe.String((*byte)(cMem(p)), n)
 }
 
+// cNulText returns the NUL-terminated text at p (an opcode's name, which
+// SQLite keeps NUL-terminated) as a view of SQLite's memory, valid until the
+// next step; "" for 0. Reading to the NUL spares a call of
+// sqlite3_column_bytes.
+func cNulText(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	n := 0
+	for *(*byte)(cMem(p + uintptr(n))) != 0 {
+		n++
+	}
+	return unsafe.String((*byte)(cMem(p)), n)
+}
+
 // readProgram steps st, compiled in EXPLAIN mode, and returns its program:
 // of every row the opcode, P1, P2, P3 and P5 (addr is the index; P4 and the
 // comment no check reads). The program is read into the connection's own
@@ -215,11 +230,15 @@ func readProgram(pc *capi, st uintptr) ([]instr, error) {
 			return nil, errorOf(pc, rc)
 		}
 		in := instr{
-			Opcode: pc.opcode(cText(tls, st, 1)),
+			Opcode: pc.opcode(cNulText(sqlite3.Xsqlite3_column_text(tls, st, 1))),
 			P1:     sqlite3.Xsqlite3_column_int64(tls, st, 2),
 			P2:     sqlite3.Xsqlite3_column_int64(tls, st, 3),
 			P3:     sqlite3.Xsqlite3_column_int64(tls, st, 4),
-			P5:     sqlite3.Xsqlite3_column_int64(tls, st, 6),
+		}
+		if in.Opcode == "OpenRead" || in.Opcode == "ReopenIdx" {
+			// Each column is a call that takes the connection's mutex:
+			// P5 only where a check reads it.
+			in.P5 = sqlite3.Xsqlite3_column_int64(tls, st, 6)
 		}
 		prog = append(prog, in)
 	}

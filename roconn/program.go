@@ -15,7 +15,7 @@ import (
 type instr struct {
 	Opcode     string
 	P1, P2, P3 int64
-	P5         int64 // (P4, a name or key description, no check reads)
+	P5         int64 // of OpenRead and ReopenIdx only (no check reads the others', nor P4)
 }
 
 // explain compiles query as EXPLAIN query on a database/sql connection and
