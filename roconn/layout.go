@@ -319,6 +319,14 @@ func readsOf(prog []instr, cat catalog) programReads {
 				read(t, name)
 			case in.Opcode == "Rowid" || in.Opcode == "SeekRowid" || in.Opcode == "NotExists":
 				read(t, t.rowidName())
+			case in.Opcode == "Offset" || in.Opcode == "RowData":
+				// sqlite_offset() is where a value starts in the row's
+				// record, and the record is every column: the distance
+				// between two offsets is the size of what lies between.
+				for _, c := range t.columns {
+					read(t, c.name)
+				}
+				read(t, t.rowidName())
 			}
 		}
 	}

@@ -302,6 +302,13 @@ func (g *propGen) exprOf(ref string, c pcol, form int) (string, bool) {
 			return fmt.Sprintf("%s + %d", ref, g.r.IntN(10)), true
 		}
 		return ref + " || 'k'", false
+	case 7:
+		if g.r.IntN(3) == 0 {
+			// Where the value starts in its row's record: the sizes of
+			// the columns before it, hidden ones too.
+			g.touches = true
+			return "sqlite_offset(" + ref + ")", true
+		}
 	}
 	return ref, c.num
 }

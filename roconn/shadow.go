@@ -38,15 +38,22 @@ import (
 //
 // A real program that reads nothing but the visible columns of exposed
 // tables (and counts only their rows) needs no door: what it reads, the
-// policy shows anyone who names those tables. It passes without the shadow
-// compile, which is what most questions cost no second compile for. A
-// statement that reads through a view, or reads anything else, is compiled
-// on the shadow too.
+// policy shows anyone who names those tables. Unless the statement names a
+// view the policy does not expose (any of its words, quoted or not, case
+// aside, is one's name: such a view's literals and row filter are in no
+// table the program opens), it passes without the shadow compile, which is
+// what most questions cost no second compile for. Any other statement is
+// compiled on the shadow too.
 type programCheck struct {
 	real   catalog
 	cookie int64                // the schema cookie read at Open
 	doors  map[string]allowance // exposed object (lower-cased) → what going through it allows in the real database
 	tables allowance            // what the exposed tables allow together: the doors of all of them
+	// hiddenViews are the views the policy does not expose (lower-cased). A
+	// view's program opens no cursor for what only its definition holds
+	// (its literals, the row set its WHERE picks), so a statement that
+	// names one always goes through the shadow, which does not have it.
+	hiddenViews map[string]bool
 
 	// The shadow is built beside Open (on a schema of a thousand tables,
 	// SQLite's CREATE TABLE, which scans the schema table each time, makes
@@ -80,7 +87,7 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		}
 	}
 	reads := readsOf(prog, pc.real)
-	if pc.tables.excess(reads) == "" {
+	if pc.tables.excess(reads) == "" && !namesAny(stmt, pc.hiddenViews) {
 		// It reads nothing but what the exposed tables show anyone who
 		// names them: whatever its names went through, it needs no door,
 		// and so no shadow compile to find them.
@@ -217,12 +224,19 @@ func (pc *programCheck) Close() error {
 // view's programs (see privileged.viewReads).
 func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidden map[string]map[string]bool, viewProgs map[string][][]instr, shadowConns int) (*programCheck, error) {
 	pc := &programCheck{
-		real:   newCatalog(slices.Collect(maps.Values(sch.objects))),
-		cookie: sch.cookie,
-		doors:  map[string]allowance{},
-		tables: allowance{},
+		real:        newCatalog(slices.Collect(maps.Values(sch.objects))),
+		cookie:      sch.cookie,
+		doors:       map[string]allowance{},
+		tables:      allowance{},
+		hiddenViews: map[string]bool{},
+	}
+	for name, o := range sch.objects {
+		if o.isView {
+			pc.hiddenViews[name] = true
+		}
 	}
 	for _, e := range exposed {
+		delete(pc.hiddenViews, fold(e.obj.name))
 		name := fold(e.obj.name)
 		if !e.obj.isView {
 			pc.doors[name] = tableDoor(e.obj, hidden[name])
@@ -432,3 +446,17 @@ func (c *shadowConnector) build(ctx context.Context, dc driver.Conn) (*shadowCon
 
 // Driver implements driver.Connector.
 func (c *shadowConnector) Driver() driver.Driver { return c.driver }
+
+// namesAny reports whether a word of stmt (a name, quoted or not, compared
+// lower-cased) is in names.
+func namesAny(stmt string, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, t := range tokens(stmt) {
+		if t.kind != tokPunct && names[fold(t.text)] {
+			return true
+		}
+	}
+	return false
+}

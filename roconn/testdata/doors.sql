@@ -52,6 +52,11 @@ CREATE VIEW email_domains AS SELECT id, substr(email, instr(email, '@') + 1) AS 
 CREATE VIEW review_scores AS SELECT e.id AS employee_id, e.dept_id, r.score FROM employees e JOIN reviews r ON r.employee_id = e.id;
 -- A view with a common table expression of its own.
 CREATE VIEW senior AS WITH s AS (SELECT id, dept_id FROM employees WHERE salary > 9100050) SELECT id, dept_id FROM s;
+-- Views the policy does not expose over only what it does expose: what they
+-- show that no table holds is in their definitions (a chosen set of rows, a
+-- constant), and no cursor of a program reads it.
+CREATE VIEW vip_accounts AS SELECT id, kind, balance FROM accounts WHERE id IN (2, 3);
+CREATE VIEW release_flags AS SELECT 'FLAG SECRET 0099' AS flag;
 
 INSERT INTO departments VALUES (1, 'Sales', 'west'), (2, 'Support', 'east'), (3, 'Research', 'west');
 INSERT INTO employees VALUES

@@ -474,3 +474,22 @@ SELECT kind, count(*) FROM (SELECT 'checking' AS kind) s FULL JOIN accounts a US
 SELECT id FROM (SELECT NULL AS id WHERE 0) s FULL JOIN accounts USING (id) WHERE owner LIKE 'Owner SECRET G%'
 -- name: fulljoin/not-indexed-order-hidden
 SELECT id FROM (SELECT 1 AS id) s FULL JOIN accounts NOT INDEXED USING (id) ORDER BY iban
+-- name: view/unexposed-row-set
+SELECT * FROM vip_accounts
+-- name: view/unexposed-row-set-join
+SELECT a.id, a.kind FROM accounts a JOIN vip_accounts v USING (id)
+-- name: view/unexposed-row-set-in
+SELECT count(*) FROM accounts WHERE id IN (SELECT id FROM main.vip_accounts)
+-- name: view/unexposed-constant
+SELECT flag FROM release_flags
+-- name: view/unexposed-constant-quoted
+SELECT * FROM "Release_Flags"
+-- name: view/unexposed-constant-cte
+WITH f AS (SELECT * FROM [release_flags]) SELECT * FROM f
+-- name: offset/record-size
+SELECT id, sqlite_offset(kind) FROM accounts
+-- name: offset/record-size-between-rows
+SELECT a.id, (SELECT sqlite_offset(b.kind) FROM accounts b WHERE b.id = a.id - 1) - sqlite_offset(a.kind) FROM accounts a ORDER BY id
+-- name: offset/rowid-table
+SELECT d.id, sqlite_offset(a.dept_id) FROM departments d JOIN accounts a ON a.dept_id = d.id
+
