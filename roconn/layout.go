@@ -291,6 +291,12 @@ func readsOf(prog []instr, cat catalog) programReads {
 			}
 		case "VOpen", "VFilter", "VColumn", "VNext", "VInitIn", "VCheck":
 			fail("reads a virtual table")
+		case "Offset":
+			// sqlite_offset(): where a record lies in its file, on any
+			// cursor (a table's, an index's, an automatic index's). Where
+			// records lie follows from the sizes of all the records
+			// before them, hidden columns included.
+			fail("uses sqlite_offset(), which shows where records lie in the file, and so the sizes of what the policy hides")
 		}
 	}
 	read := func(t *schemaObject, col string) {
@@ -319,10 +325,8 @@ func readsOf(prog []instr, cat catalog) programReads {
 				read(t, name)
 			case in.Opcode == "Rowid" || in.Opcode == "SeekRowid" || in.Opcode == "NotExists":
 				read(t, t.rowidName())
-			case in.Opcode == "Offset" || in.Opcode == "RowData":
-				// sqlite_offset() is where a value starts in the row's
-				// record, and the record is every column: the distance
-				// between two offsets is the size of what lies between.
+			case in.Opcode == "RowData":
+				// A row's whole record: every column.
 				for _, c := range t.columns {
 					read(t, c.name)
 				}
