@@ -74,11 +74,17 @@ type SQLiteOptions struct {
 // synced to disk at the next checkpoint (synchronous=NORMAL): it survives
 // the process, not necessarily a power loss.
 type SQLite struct {
-	db    *sql.DB
-	now   func() time.Time
-	stmts [nQueries]*sql.Stmt // prepared once; database/sql prepares each again once per connection
+	// Writes go through one connection of their own, kept open: its
+	// statements stay compiled and its page cache warm (a connection's
+	// cache is dropped whenever another connection has written since its
+	// last transaction). Reads outside a write go through a pool of their
+	// own, so that they never wait for a write.
+	wdb, rdb *sql.DB
+	wstmts   [nQueries]*sql.Stmt // every query, on wdb
+	rstmts   [nQueries]*sql.Stmt // the reading ones (readQueries), on rdb
+	now      func() time.Time
 
-	wmu    sync.Mutex // one writer at a time from this value: waiting here is cheaper than SQLite's busy loop
+	wmu    sync.Mutex // one writer at a time from this value, in turn
 	writes int        // writes since the last sweep; under wmu
 }
 
@@ -140,18 +146,21 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	// questions at once, over 100 ms for the last (issue 12).
 	q.Add("_pragma", "synchronous(NORMAL)")
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
-	db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
-	db.SetMaxOpenConns(maxConns)
-	// Keep every connection open once made: a connection closed for being
-	// idle past the default two would be opened again at the next burst,
-	// its schema read and its statements compiled anew.
-	db.SetMaxIdleConns(maxConns)
-	s := &SQLite{db: db, now: opt.Now}
+	// Every connection is kept open once made: one closed for being idle
+	// (past database/sql's default of two) would be opened again at the
+	// next burst, its schema read and its statements compiled anew.
+	open := func(n int) *sql.DB {
+		db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+		return db
+	}
+	s := &SQLite{wdb: open(1), rdb: open(maxReaders), now: opt.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if err := s.init(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("state: open %s: %w", abs, err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -161,8 +170,9 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	return s, nil
 }
 
-// maxConns is how many connections to the file one SQLite value keeps.
-const maxConns = 8
+// maxReaders is how many connections one SQLite value keeps for reads
+// outside a write, besides its writer's.
+const maxReaders = 4
 
 // A query is one of the statements the Store runs, compiled once per
 // connection (prepare): compiling them at every call was about half of the
@@ -170,10 +180,9 @@ const maxConns = 8
 type query int
 
 const (
-	qClaim query = iota
-	qPruneHits
-	qNthUser // the time of the nth newest question of a user in a window
-	qNthAll  // the same for everyone
+	qClaim   query = iota
+	qNthUser       // the time of the nth newest question of a user in a window
+	qNthAll        // the same for everyone
 	qHit
 	qTold
 	qTell
@@ -198,11 +207,10 @@ const (
 var queries = [nQueries]string{
 	qClaim: `INSERT INTO claims (key, expires) VALUES (?1, ?2)
 		ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE claims.expires <= ?3`,
-	qPruneHits: "DELETE FROM hits WHERE at <= ?",
-	qNthUser:   "SELECT at FROM hits WHERE user = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
-	qNthAll:    "SELECT at FROM hits WHERE at > ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2",
-	qHit:       "INSERT INTO hits (user, at) VALUES (?, ?)",
-	qTold:      "SELECT until FROM told WHERE user = ?",
+	qNthUser: "SELECT at FROM hits WHERE user = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
+	qNthAll:  "SELECT at FROM hits WHERE at > ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2",
+	qHit:     "INSERT INTO hits (user, at) VALUES (?, ?)",
+	qTold:    "SELECT until FROM told WHERE user = ?",
 	qTell: `INSERT INTO told (user, until) VALUES (?1, ?2)
 		ON CONFLICT (user) DO UPDATE SET until = excluded.until`,
 	qTurns: "SELECT turns FROM threads WHERE conv = ? AND expires > ?",
@@ -234,14 +242,25 @@ var queries = [nQueries]string{
 	qExtendLock: "UPDATE locks SET expires = ? WHERE name = ? AND token = ? AND expires > ?",
 }
 
-// prepare prepares every query, once the schema is there.
+// readQueries are the queries run outside a write, on the readers.
+var readQueries = []query{qTurns, qCached, qListVerified, qReport}
+
+// prepare prepares every query for the writer and the reading ones for
+// the readers, once the schema is there.
 func (s *SQLite) prepare(ctx context.Context) error {
 	for q, text := range queries {
-		st, err := s.db.PrepareContext(ctx, text)
+		st, err := s.wdb.PrepareContext(ctx, text)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", text, err)
 		}
-		s.stmts[q] = st
+		s.wstmts[q] = st
+	}
+	for _, q := range readQueries {
+		st, err := s.rdb.PrepareContext(ctx, queries[q])
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", queries[q], err)
+		}
+		s.rstmts[q] = st
 	}
 	return nil
 }
@@ -271,7 +290,7 @@ func notAnswered(abs, answered string) error {
 // init checks that WAL mode took and brings the schema to schemaVersion.
 func (s *SQLite) init(ctx context.Context) error {
 	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := s.wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("read journal mode: %w", err)
 	}
 	if mode != "wal" {
@@ -312,12 +331,12 @@ type wtx struct {
 
 // exec runs query q in the transaction.
 func (w *wtx) exec(q query, args ...any) (sql.Result, error) {
-	return w.tx.StmtContext(w.ctx, w.s.stmts[q]).ExecContext(w.ctx, args...)
+	return w.tx.StmtContext(w.ctx, w.s.wstmts[q]).ExecContext(w.ctx, args...)
 }
 
 // row runs query q in the transaction, for one row.
 func (w *wtx) row(q query, args ...any) *sql.Row {
-	return w.tx.StmtContext(w.ctx, w.s.stmts[q]).QueryRowContext(w.ctx, args...)
+	return w.tx.StmtContext(w.ctx, w.s.wstmts[q]).QueryRowContext(w.ctx, args...)
 }
 
 // changed runs query q in the transaction and reports whether it changed
@@ -331,9 +350,9 @@ func (w *wtx) changed(q query, args ...any) (bool, error) {
 	return n == 1, err
 }
 
-// row runs query q outside any transaction, for one row.
+// row runs query q (one of readQueries) on a reader, for one row.
 func (s *SQLite) row(ctx context.Context, q query, args ...any) *sql.Row {
-	return s.stmts[q].QueryRowContext(ctx, args...)
+	return s.rstmts[q].QueryRowContext(ctx, args...)
 }
 
 // write runs fn in one IMMEDIATE transaction, with the time read once the
@@ -342,7 +361,7 @@ func (s *SQLite) row(ctx context.Context, q query, args ...any) *sql.Row {
 func (s *SQLite) write(ctx context.Context, fn func(w *wtx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -368,6 +387,7 @@ func sweep(ctx context.Context, tx *sql.Tx, now int64) error {
 		"DELETE FROM threads WHERE expires <= ?1",
 		"DELETE FROM cache WHERE expires <= ?1",
 		"DELETE FROM locks WHERE expires <= ?1",
+		"DELETE FROM hits WHERE at <= ?1 - " + strconv.FormatInt(dayMS, 10),
 	} {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -386,7 +406,7 @@ func (s *SQLite) Claim(ctx context.Context, key string, ttl time.Duration) (bool
 	}
 	var first bool
 	err := s.write(ctx, func(w *wtx) (err error) {
-		first, err = w.changed(qClaim, key, w.now+ttl.Milliseconds(), w.now)
+		first, err = w.claim(key, ttl)
 		return err
 	})
 	if err != nil {
@@ -395,73 +415,115 @@ func (s *SQLite) Claim(ctx context.Context, key string, ttl time.Duration) (bool
 	return first, nil
 }
 
+// claim records key for ttl if it is not claimed, and reports whether it
+// was not.
+func (w *wtx) claim(key string, ttl time.Duration) (bool, error) {
+	return w.changed(qClaim, key, w.now+ttl.Milliseconds(), w.now)
+}
+
 // Allow implements Limiter.
 func (s *SQLite) Allow(ctx context.Context, user string, l Limits) (Verdict, error) {
+	if !l.on() {
+		return Verdict{}, nil // nothing to decide, and nothing recorded
+	}
 	var v Verdict
-	err := s.write(ctx, func(w *wtx) error {
-		now := w.now
-		if _, err := w.exec(qPruneHits, now-dayMS); err != nil {
-			return err
-		}
-		// nth returns the time of the nth newest question that q selects
-		// with args, if there are at least n.
-		nth := func(n int, q query, args ...any) (int64, bool, error) {
-			var at int64
-			err := w.row(q, append(args, n-1)...).Scan(&at)
-			if errors.Is(err, sql.ErrNoRows) {
-				return 0, false, nil
-			}
-			return at, err == nil, err
-		}
-		var (
-			at   int64
-			over bool
-			err  error
-		)
-		if l.PerMinute > 0 {
-			if at, over, err = nth(l.PerMinute, qNthUser, user, now-minuteMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleUserMinute, Count: l.PerMinute, Wait: msDur(at + minuteMS - now)}
-			}
-		}
-		if v.Rule == RuleNone && l.PerDay > 0 {
-			if at, over, err = nth(l.PerDay, qNthUser, user, now-dayMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleUserDay, Count: l.PerDay, Wait: msDur(at + dayMS - now)}
-			}
-		}
-		if v.Rule == RuleNone && l.GlobalPerDay > 0 {
-			if at, over, err = nth(l.GlobalPerDay, qNthAll, now-dayMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
-			}
-		}
-		if v.Rule == RuleNone {
-			if l.on() {
-				_, err := w.exec(qHit, user, now)
-				return err
-			}
-			return nil
-		}
-		var until int64
-		switch err := w.row(qTold, user).Scan(&until); {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		case now < until:
-			return nil
-		}
-		v.Tell = true
-		_, err = w.exec(qTell, user, now+v.Wait.Milliseconds())
+	err := s.write(ctx, func(w *wtx) (err error) {
+		v, err = w.allow(user, l)
 		return err
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("state: allow: %w", err)
 	}
 	return v, nil
+}
+
+// Take implements Taker, in one transaction: one turn of the writer, one
+// commit, where Claim and then Allow take two.
+func (s *SQLite) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	if err := checkTTL("take", ttl); err != nil {
+		return false, Verdict{}, err
+	}
+	first := true
+	var v Verdict
+	err := s.write(ctx, func(w *wtx) (err error) {
+		if key != "" {
+			if first, err = w.claim(key, ttl); err != nil || !first {
+				return err
+			}
+		}
+		v, err = w.allow(user, l)
+		return err
+	})
+	if err != nil {
+		return false, Verdict{}, fmt.Errorf("state: take: %w", err)
+	}
+	return first, v, nil
+}
+
+// allow decides on a question from user. Questions older than a day no
+// longer count and are deleted by the sweep, not here: deleting one at
+// each decision cost a page of the table and each of its indexes at
+// every commit.
+func (w *wtx) allow(user string, l Limits) (Verdict, error) {
+	var v Verdict
+	if !l.on() {
+		return v, nil
+	}
+	now := w.now
+	// nth returns the time of the nth newest question that q selects
+	// with args, if there are at least n.
+	nth := func(n int, q query, args ...any) (int64, bool, error) {
+		var at int64
+		err := w.row(q, append(args, n-1)...).Scan(&at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		return at, err == nil, err
+	}
+	var (
+		at   int64
+		over bool
+		err  error
+	)
+	if l.PerMinute > 0 {
+		if at, over, err = nth(l.PerMinute, qNthUser, user, now-minuteMS); err != nil {
+			return v, err
+		} else if over {
+			v = Verdict{Rule: RuleUserMinute, Count: l.PerMinute, Wait: msDur(at + minuteMS - now)}
+		}
+	}
+	if v.Rule == RuleNone && l.PerDay > 0 {
+		if at, over, err = nth(l.PerDay, qNthUser, user, now-dayMS); err != nil {
+			return v, err
+		} else if over {
+			v = Verdict{Rule: RuleUserDay, Count: l.PerDay, Wait: msDur(at + dayMS - now)}
+		}
+	}
+	if v.Rule == RuleNone && l.GlobalPerDay > 0 {
+		if at, over, err = nth(l.GlobalPerDay, qNthAll, now-dayMS); err != nil {
+			return v, err
+		} else if over {
+			v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
+		}
+	}
+	if v.Rule == RuleNone {
+		if l.on() {
+			_, err := w.exec(qHit, user, now)
+			return v, err
+		}
+		return v, nil
+	}
+	var until int64
+	switch err := w.row(qTold, user).Scan(&until); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return v, err
+	case now < until:
+		return v, nil
+	}
+	v.Tell = true
+	_, err = w.exec(qTell, user, now+v.Wait.Milliseconds())
+	return v, err
 }
 
 // Turns implements Threads.
@@ -593,7 +655,7 @@ func (s *SQLite) ListVerified(ctx context.Context, n int) ([]Verified, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := s.stmts[qListVerified].QueryContext(ctx, n)
+	rows, err := s.rstmts[qListVerified].QueryContext(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("state: list verified: %w", err)
 	}
@@ -718,12 +780,12 @@ func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*w
 
 // Close implements Store.
 func (s *SQLite) Close() error {
-	for _, st := range s.stmts {
+	for _, st := range append(s.wstmts[:], s.rstmts[:]...) {
 		if st != nil {
 			st.Close()
 		}
 	}
-	if err := s.db.Close(); err != nil {
+	if err := errors.Join(s.rdb.Close(), s.wdb.Close()); err != nil {
 		return fmt.Errorf("state: close: %w", err)
 	}
 	return nil

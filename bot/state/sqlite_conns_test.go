@@ -1,15 +1,17 @@
 package state
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Connections to the state file stay open once made: given back after a
-// burst that used all of them, none is closed for being idle (it would be
-// opened again at the next burst, its schema read and its statements
-// compiled anew).
+// burst that used all of them, no reader is closed for being idle (it
+// would be opened again at the next burst, its schema read and its
+// statements compiled anew), and every write goes through the one writer.
 func TestSQLiteKeepsItsConnections(t *testing.T) {
 	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
 	if err != nil {
@@ -17,8 +19,8 @@ func TestSQLiteKeepsItsConnections(t *testing.T) {
 	}
 	defer s.Close()
 	var conns []*sql.Conn
-	for range maxConns {
-		c, err := s.db.Conn(t.Context())
+	for range maxReaders {
+		c, err := s.rdb.Conn(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +29,48 @@ func TestSQLiteKeepsItsConnections(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	if st := s.db.Stats(); st.Idle != maxConns || st.MaxIdleClosed != 0 {
-		t.Errorf("after a burst of %d connections: %d idle, %d closed for being idle; want %d, 0", maxConns, st.Idle, st.MaxIdleClosed, maxConns)
+	if st := s.rdb.Stats(); st.Idle != maxReaders || st.MaxIdleClosed != 0 {
+		t.Errorf("after a burst of %d readers: %d idle, %d closed for being idle; want %d, 0", maxReaders, st.Idle, st.MaxIdleClosed, maxReaders)
+	}
+	for range 10 {
+		if _, err := s.Claim(t.Context(), "k", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.wdb.Stats(); st.OpenConnections != 1 || st.MaxIdleClosed != 0 {
+		t.Errorf("after 10 writes: %d writer connections, %d closed for being idle; want 1, 0", st.OpenConnections, st.MaxIdleClosed)
+	}
+}
+
+// A read does not wait for a write: one made while a write transaction is
+// open returns, and sees what was committed before it.
+func TestSQLiteReadsBesideAWrite(t *testing.T) {
+	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetCached(t.Context(), "k", []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	err = s.write(t.Context(), func(w *wtx) error {
+		if _, err := w.exec(qSetCached, "k", []byte("during"), w.now+time.Hour.Milliseconds()); err != nil {
+			return err
+		}
+		// Bounded only so that a read that waits for the writer fails the
+		// test rather than hanging it.
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		val, ok, err := s.Cached(ctx, "k")
+		if err != nil || !ok || string(val) != "before" {
+			t.Errorf("a read during a write: %q, %v, %v; want the committed value, before", val, ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if val, _, err := s.Cached(t.Context(), "k"); err != nil || string(val) != "during" {
+		t.Errorf("after the write: %q, %v; want during", val, err)
 	}
 }

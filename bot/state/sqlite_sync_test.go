@@ -1,6 +1,7 @@
 package state
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -13,10 +14,13 @@ func TestSQLiteSynchronousNormal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// Hold several connections at once, so that more than one is asked.
-	const n = 4
-	for i := range n {
-		c, err := s.db.Conn(t.Context())
+	// The writer, and every reader at once, so that each is asked.
+	dbs := []*sql.DB{s.wdb}
+	for range maxReaders {
+		dbs = append(dbs, s.rdb)
+	}
+	for i, db := range dbs {
+		c, err := db.Conn(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
