@@ -86,10 +86,6 @@ type SQLite struct {
 
 	wmu    sync.Mutex // one writer at a time from this value, in turn
 	writes int        // writes since the last sweep; under wmu
-
-	checkpoint chan struct{}      // asks checkpoints for one
-	stop       context.CancelFunc // ends checkpoints
-	stopped    chan struct{}      // closed when checkpoints has returned
 }
 
 // A connector opens connections through a driver value of its own, never
@@ -150,24 +146,16 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	// questions at once, over 100 ms for the last (issue 12).
 	q.Add("_pragma", "synchronous(NORMAL)")
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
-	// The writer does not checkpoint the log at its commits (SQLite's
-	// default, every 1,000 pages): that held up every write behind it for
-	// the checkpoint's two syncs, 3–5 ms here about once every 65
-	// questions. A goroutine of the Store's does it on a reader (see
-	// checkpoints). When the log starts over after being long, its first
-	// commit cuts the file back to 4 MiB.
-	wdsn := dsn + "&" + url.Values{"_pragma": {"wal_autocheckpoint(0)", "journal_size_limit(4194304)"}}.Encode()
 	// Every connection is kept open once made: one closed for being idle
 	// (past database/sql's default of two) would be opened again at the
 	// next burst, its schema read and its statements compiled anew.
-	open := func(dsn string, n int) *sql.DB {
+	open := func(n int) *sql.DB {
 		db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
 		db.SetMaxOpenConns(n)
 		db.SetMaxIdleConns(n)
 		return db
 	}
-	s := &SQLite{wdb: open(wdsn, 1), rdb: open(dsn, maxReaders), now: opt.Now,
-		checkpoint: make(chan struct{}, 1), stop: func() {}}
+	s := &SQLite{wdb: open(1), rdb: open(maxReaders), now: opt.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -179,38 +167,7 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 		s.Close()
 		return nil, fmt.Errorf("state: open %s: %w", abs, err)
 	}
-	cctx, stop := context.WithCancel(context.Background())
-	s.stop, s.stopped = stop, make(chan struct{})
-	go s.checkpoints(cctx)
 	return s, nil
-}
-
-// walMaxFrames is the length of log (in pages) past which a checkpoint
-// also restarts it, waiting for a moment without a write to do so.
-const walMaxFrames = 4000
-
-// checkpoints checkpoints the log whenever asked, until ctx is done, on a
-// reader, beside the writes: a PASSIVE checkpoint copies into the file
-// what no reader still needs and waits for nobody. SQLite starts the log
-// over at the first write after a checkpoint that left none of it to copy;
-// under writes that never pause that moment may not come, so a log longer
-// than walMaxFrames is checkpointed with RESTART, which waits (up to the
-// busy timeout) for the writer to be between writes and then starts it
-// over. A failed checkpoint is tried again at the next request.
-func (s *SQLite) checkpoints(ctx context.Context) {
-	defer close(s.stopped)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.checkpoint:
-		}
-		var busy, frames, done int
-		if err := s.rdb.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &done); err != nil || frames <= walMaxFrames {
-			continue
-		}
-		_ = s.rdb.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &done)
-	}
 }
 
 // maxReaders is how many connections one SQLite value keeps for reads
@@ -413,24 +370,13 @@ func (s *SQLite) write(ctx context.Context, fn func(w *wtx) error) error {
 	if err := fn(w); err != nil {
 		return err
 	}
-	swept := false
 	if s.writes++; s.writes >= sweepEvery {
 		s.writes = 0
 		if err := sweep(ctx, tx, w.now); err != nil {
 			return err
 		}
-		swept = true
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	if swept { // every sweepEvery writes, a few pages each: about SQLite's default of 1,000 pages
-		select {
-		case s.checkpoint <- struct{}{}:
-		default: // one is asked for already
-		}
-	}
-	return nil
+	return tx.Commit()
 }
 
 // sweep deletes what has expired.
@@ -834,10 +780,6 @@ func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*w
 
 // Close implements Store.
 func (s *SQLite) Close() error {
-	s.stop()
-	if s.stopped != nil {
-		<-s.stopped
-	}
 	for _, st := range append(s.wstmts[:], s.rstmts[:]...) {
 		if st != nil {
 			st.Close()
