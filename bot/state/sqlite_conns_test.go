@@ -74,3 +74,27 @@ func TestSQLiteReadsBesideAWrite(t *testing.T) {
 		t.Errorf("after the write: %q, %v; want during", val, err)
 	}
 }
+
+// A reader's page cache is bounded at readerCacheKiB (SQLite drops it
+// whenever another connection has written since, so a large one seldom
+// serves); the writer keeps SQLite's default, 2,000 KiB, which stays warm.
+func TestSQLiteCacheSizes(t *testing.T) {
+	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name string
+		db   *sql.DB
+		want int
+	}{{"writer", s.wdb, -2000}, {"reader", s.rdb, -readerCacheKiB}} {
+		var got int
+		if err := c.db.QueryRowContext(t.Context(), "PRAGMA cache_size").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: cache_size %d, want %d", c.name, got, c.want)
+		}
+	}
+}
