@@ -192,6 +192,7 @@ const (
 	qClaim   query = iota
 	qNthUser       // the time of the nth newest question of a user in a window
 	qNthAll        // the same for everyone
+	qKept          // at least how many questions the table keeps
 	qHit
 	qTold
 	qTell
@@ -218,6 +219,7 @@ var queries = [nQueries]string{
 		ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE claims.expires <= ?3`,
 	qNthUser: "SELECT at FROM hits WHERE user = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
 	qNthAll:  "SELECT at FROM hits WHERE at > ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2",
+	qKept:    "SELECT coalesce((SELECT max(rowid) FROM hits) - (SELECT min(rowid) FROM hits) + 1, 0)",
 	qHit:     "INSERT INTO hits (user, at) VALUES (?, ?)",
 	qTold:    "SELECT until FROM told WHERE user = ?",
 	qTell: `INSERT INTO told (user, until) VALUES (?1, ?2)
@@ -509,10 +511,21 @@ func (w *wtx) allow(user string, l Limits) (Verdict, error) {
 		}
 	}
 	if v.Rule == RuleNone && l.GlobalPerDay > 0 {
-		if at, over, err = nth(l.GlobalPerDay, qNthAll, now-dayMS); err != nil {
+		// Finding the nth newest question walks n of them. The table keeps
+		// at most max(rowid) - min(rowid) + 1 (two lookups): when that is
+		// fewer than the limit, the window cannot be full, and the walk is
+		// spared. (Questions are added in time order and the oldest swept,
+		// so the bound is close; it is never low.)
+		var kept int64
+		if err := w.row(qKept).Scan(&kept); err != nil {
 			return v, err
-		} else if over {
-			v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
+		}
+		if kept >= int64(l.GlobalPerDay) {
+			if at, over, err = nth(l.GlobalPerDay, qNthAll, now-dayMS); err != nil {
+				return v, err
+			} else if over {
+				v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
+			}
 		}
 	}
 	if v.Rule == RuleNone {
