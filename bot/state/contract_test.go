@@ -244,24 +244,29 @@ func testTake(t *testing.T, c *clock, a, b state.Store) {
 func testTakeConcurrent(t *testing.T, _ *clock, a, b state.Store) {
 	pick := stores(a, b)
 	l := state.Limits{PerMinute: 6, PerDay: 40, GlobalPerDay: 600}
-	var firsts, accepted atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Go(func() {
-			first, v, err := pick(i).Take(t.Context(), "Ev1", longTTL, "U1", l)
-			if err != nil {
-				t.Errorf("Take: %v", err)
-			}
-			if first {
-				firsts.Add(1)
-			}
-			if first && v.Rule == state.RuleNone {
-				accepted.Add(1)
-			}
-		})
+	// takeAll makes 50 concurrent Takes by user, of the keys key(i), and
+	// counts those first and those accepted.
+	takeAll := func(key func(i int) string, user string) (firsts, accepted int32) {
+		var f, n atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() {
+				first, v, err := pick(i).Take(t.Context(), key(i), longTTL, user, l)
+				if err != nil {
+					t.Errorf("Take: %v", err)
+				}
+				if first {
+					f.Add(1)
+				}
+				if first && v.Rule == state.RuleNone {
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return f.Load(), n.Load()
 	}
-	wg.Wait()
-	if f, n := firsts.Load(), accepted.Load(); f != 1 || n != 1 {
+	if f, n := takeAll(func(int) string { return "Ev1" }, "U1"); f != 1 || n != 1 {
 		t.Errorf("one message, 50 Takes: %d first, %d accepted; want 1, 1", f, n)
 	}
 	// U1 has one question counted: five more are accepted, then none.
@@ -273,24 +278,7 @@ func testTakeConcurrent(t *testing.T, _ *clock, a, b state.Store) {
 	if v := allow(t, a, "U1", l); v.Rule != state.RuleUserMinute {
 		t.Errorf("U1's 7th question: %+v; want user_minute", v)
 	}
-	firsts.Store(0)
-	accepted.Store(0)
-	for i := range 50 {
-		wg.Go(func() {
-			first, v, err := pick(i).Take(t.Context(), fmt.Sprint("Ev-U2-", i), longTTL, "U2", l)
-			if err != nil {
-				t.Errorf("Take: %v", err)
-			}
-			if first {
-				firsts.Add(1)
-			}
-			if first && v.Rule == state.RuleNone {
-				accepted.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if f, n := firsts.Load(), accepted.Load(); f != 50 || n != 6 {
+	if f, n := takeAll(func(i int) string { return fmt.Sprint("Ev-U2-", i) }, "U2"); f != 50 || n != 6 {
 		t.Errorf("50 messages of one user: %d first, %d accepted; want 50, 6", f, n)
 	}
 }

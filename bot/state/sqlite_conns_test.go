@@ -8,16 +8,24 @@ import (
 	"time"
 )
 
+// openTemp opens a state file in t's temporary directory, closed when t
+// ends.
+func openTemp(t *testing.T, opt SQLiteOptions) *SQLite {
+	t.Helper()
+	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // Connections to the state file stay open once made: given back after a
 // burst that used all of them, no reader is closed for being idle (it
 // would be opened again at the next burst, its schema read and its
 // statements compiled anew), and every write goes through the one writer.
 func TestSQLiteKeepsItsConnections(t *testing.T) {
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, SQLiteOptions{})
 	var conns []*sql.Conn
 	for range maxReaders {
 		c, err := s.rdb.Conn(t.Context())
@@ -45,15 +53,11 @@ func TestSQLiteKeepsItsConnections(t *testing.T) {
 // A read does not wait for a write: one made while a write transaction is
 // open returns, and sees what was committed before it.
 func TestSQLiteReadsBesideAWrite(t *testing.T) {
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, SQLiteOptions{})
 	if err := s.SetCached(t.Context(), "k", []byte("before"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	err = s.write(t.Context(), func(w *wtx) error {
+	err := s.write(t.Context(), func(w *wtx) error {
 		if _, err := w.exec(qSetCached, "k", []byte("during"), w.now+time.Hour.Milliseconds()); err != nil {
 			return err
 		}
@@ -79,11 +83,7 @@ func TestSQLiteReadsBesideAWrite(t *testing.T) {
 // whenever another connection has written since, so a large one seldom
 // serves); the writer keeps SQLite's default, 2,000 KiB, which stays warm.
 func TestSQLiteCacheSizes(t *testing.T) {
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, SQLiteOptions{})
 	for _, c := range []struct {
 		name string
 		db   *sql.DB

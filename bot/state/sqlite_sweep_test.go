@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,11 +11,7 @@ import (
 // the file holds only the last day's.
 func TestSQLiteForgetsOldQuestions(t *testing.T) {
 	now := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, SQLiteOptions{Now: func() time.Time { return now }})
 	for i := range 288 { // one every 10 minutes
 		now = now.Add(10 * time.Minute)
 		if v, err := s.Allow(t.Context(), fmt.Sprint("U", i), Limits{GlobalPerDay: 1000}); err != nil || v.Rule != RuleNone {

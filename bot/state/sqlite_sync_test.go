@@ -2,18 +2,13 @@ package state
 
 import (
 	"database/sql"
-	"path/filepath"
 	"testing"
 )
 
 // Every connection to the state file syncs at checkpoints, not at every
 // commit (synchronous=NORMAL, 1), and stays in WAL mode.
 func TestSQLiteSynchronousNormal(t *testing.T) {
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, SQLiteOptions{})
 	// The writer, and every reader at once, so that each is asked.
 	dbs := []*sql.DB{s.wdb}
 	for range maxReaders {
