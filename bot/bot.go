@@ -94,6 +94,7 @@ type Reporter interface {
 type Store interface {
 	state.Claimer
 	state.Limiter
+	state.Taker
 	state.Threads
 	state.Reports
 	state.Locker

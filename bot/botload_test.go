@@ -358,16 +358,21 @@ func loadAverage() string {
 type memSample struct {
 	Questions  int
 	RSS        int64 // bytes, VmRSS
-	HeapLive   int64 `json:"heap_live"` // after a GC
+	Anon       int64 // bytes, RssAnon: the Go runtime's and SQLite's (whose allocator is outside Go's heap)
+	HeapLive   int64 `json:"heap_live"`   // after a GC
+	GoResident int64 `json:"go_resident"` // mapped by the Go runtime and not released to the OS
 	Objects    int64 `json:"objects"`
 	Goroutines int64 `json:"goroutines"`
+	File, WAL  int64 // bytes: the state file and its log
 }
 
 // TestBotLoadMemory runs the real bot as a process of its own (this test
 // binary, see TestBotLoadChild) against the fake Slack in this one, sends
 // it -botload.questions mentions from 50 people in 5 channels at 400 a
-// second, and after every 1,000 samples its RSS and, after a GC, its live
-// heap, objects and goroutines.
+// second, and after every 1,000 samples its RSS (and the anonymous part of
+// it), the memory the Go runtime holds (mapped, less what it released to
+// the OS), and after a GC its live heap, objects and goroutines, and the
+// sizes of the state file and its log (with -botload.state=sqlite).
 //
 //	go test -count=1 -v -run 'TestBotLoadMemory$' ./bot -botload [-botload.state=sqlite]
 func TestBotLoadMemory(t *testing.T) {
@@ -376,8 +381,9 @@ func TestBotLoadMemory(t *testing.T) {
 	}
 	s := loadServer(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBotLoadChild$", "-test.count=1")
+	stateFile := filepath.Join(t.TempDir(), "state.db")
 	cmd.Env = append(os.Environ(), "BOTLOAD_CHILD=1", "BOTLOAD_API_URL="+s.URL, "BOTLOAD_APP_TOKEN="+s.AppToken(), "BOTLOAD_BOT_TOKEN="+s.BotToken(), "BOTLOAD_STATE="+*botLoadState,
-		"BOTLOAD_STATE_FILE="+filepath.Join(t.TempDir(), "state.db"))
+		"BOTLOAD_STATE_FILE="+stateFile)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +439,16 @@ func TestBotLoadMemory(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
 			t.Fatal(err)
 		}
-		m.Questions, m.RSS = q, rss(t, cmd.Process.Pid)
+		m.Questions = q
+		m.RSS, m.Anon = rss(t, cmd.Process.Pid)
+		for _, f := range []struct {
+			path string
+			size *int64
+		}{{stateFile, &m.File}, {stateFile + "-wal", &m.WAL}} {
+			if fi, err := os.Stat(f.path); err == nil {
+				*f.size = fi.Size()
+			}
+		}
 		return m
 	}
 	samples := []memSample{sample(0)}
@@ -453,29 +468,36 @@ func TestBotLoadMemory(t *testing.T) {
 		samples = append(samples, sample(q+step))
 	}
 	t.Logf("state %s; load average %s", *botLoadState, loadAverage())
-	t.Logf("%9s %9s %10s %9s %10s", "questions", "RSS MiB", "heap MiB", "objects", "goroutines")
+	t.Logf("%9s %9s %9s %11s %10s %9s %10s %9s %8s", "questions", "RSS MiB", "anon MiB", "Go res. MiB", "heap MiB", "objects", "goroutines", "file MiB", "log MiB")
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 	for _, m := range samples {
-		t.Logf("%9d %9.1f %10.2f %9d %10d", m.Questions, float64(m.RSS)/(1<<20), float64(m.HeapLive)/(1<<20), m.Objects, m.Goroutines)
+		t.Logf("%9d %9.1f %9.1f %11.1f %10.2f %9d %10d %9.2f %8.2f", m.Questions, mib(m.RSS), mib(m.Anon), mib(m.GoResident), mib(m.HeapLive),
+			m.Objects, m.Goroutines, mib(m.File), mib(m.WAL))
 	}
 }
 
-// rss is VmRSS of process pid, in bytes.
-func rss(t *testing.T, pid int) int64 {
+// rss is VmRSS and RssAnon of process pid, in bytes.
+func rss(t *testing.T, pid int) (all, anon int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := map[string]int64{}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
+		for _, k := range []string{"VmRSS:", "RssAnon:"} {
+			if v, ok := strings.CutPrefix(l, k); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[k] = kb << 10
 			}
-			return kb << 10
 		}
 	}
-	t.Fatal("no VmRSS")
-	return 0
+	if len(got) != 2 {
+		t.Fatalf("VmRSS or RssAnon missing: %v", got)
+	}
+	return got["VmRSS:"], got["RssAnon:"]
 }
 
 // loadState is the bot's Store for -botload.state: nil (the bot's own
@@ -520,10 +542,11 @@ func TestBotLoadChild(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /heap", func(w http.ResponseWriter, _ *http.Request) {
 		runtime.GC()
-		ss := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/objects:objects"}, {Name: "/sched/goroutines:goroutines"}}
+		ss := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/objects:objects"}, {Name: "/sched/goroutines:goroutines"},
+			{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 		metrics.Read(ss)
 		_ = json.NewEncoder(w).Encode(memSample{HeapLive: int64(ss[0].Value.Uint64()), Objects: int64(ss[1].Value.Uint64()),
-			Goroutines: int64(ss[2].Value.Uint64())})
+			Goroutines: int64(ss[2].Value.Uint64()), GoResident: int64(ss[3].Value.Uint64() - ss[4].Value.Uint64())})
 	})
 	go func() { _ = http.Serve(ln, mux) }()
 	fmt.Printf("BOTLOAD_ADDR=%s\n", ln.Addr())

@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +13,9 @@ import (
 	"sqlbot/bot/state"
 )
 
-// slowStore is a state.Memory whose claims wait until gate is closed,
-// whatever their ctx says: a state file or Redis that is slow to answer.
+// slowStore is a state.Memory whose claims (of Claim and of Take) wait
+// until gate is closed, whatever their ctx says: a state file or Redis that
+// is slow to answer.
 type slowStore struct {
 	*state.Memory
 	gate chan struct{}
@@ -21,6 +24,11 @@ type slowStore struct {
 func (s slowStore) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	<-s.gate
 	return s.Memory.Claim(ctx, key, ttl)
+}
+
+func (s slowStore) Take(ctx context.Context, key string, ttl time.Duration, user string, l state.Limits) (bool, state.Verdict, error) {
+	<-s.gate
+	return s.Memory.Take(ctx, key, ttl, user, l)
 }
 
 // An envelope's ack never waits for the Store: while the Store holds the
@@ -61,5 +69,32 @@ func TestAcksDoNotWaitForTheStore(t *testing.T) {
 	}
 	if posted := h.postedAfterStop(); len(posted) != 5 {
 		t.Errorf("%d replies, want 5", len(posted))
+	}
+}
+
+// downStore is a state.Memory whose Take fails: a state file or Redis that
+// cannot be written.
+type downStore struct{ *state.Memory }
+
+func (downStore) Take(context.Context, string, time.Duration, string, state.Limits) (bool, state.Verdict, error) {
+	return false, state.Verdict{}, errors.New("state: take: disk I/O error")
+}
+
+// A question the Store cannot take is answered all the same, and the
+// failure logged: answered twice (if another replica took it too) is
+// better than never, and a limit is not worth losing a question for.
+func TestQuestionAnsweredWhenTheStoreFails(t *testing.T) {
+	ans := newFakeAnswerer()
+	h := start(t, ans, options{cfg: func(c *bot.Config) { c.State = downStore{state.NewMemory(nil)} }})
+	h.send(slacktest.MentionEvent(channel, "U001", "how many orders?", "1700004000.000001", ""))
+	h.waitMessages(1)
+	if posted := h.postedAfterStop(); len(posted) != 1 {
+		t.Fatalf("%d replies, want 1", len(posted))
+	}
+	if reqs := ans.requests(); len(reqs) != 1 || reqs[0].Question != "how many orders?" {
+		t.Errorf("questions asked: %+v, want the one", reqs)
+	}
+	if !strings.Contains(h.logs.String(), "failed to take the question; answering it") {
+		t.Errorf("the failure is not logged:\n%s", h.logs)
 	}
 }

@@ -11,8 +11,9 @@ import (
 // one message either way.
 func messageKey(channel, ts string) string { return "message:" + channel + ":" + ts }
 
-// claim reports whether this replica is the first to take key (a message's
-// messageKey, or another event's), among every replica sharing the Store.
+// claim reports whether this replica is the first to take key (an event's
+// other than a message's, which takeQuestion claims), among every replica
+// sharing the Store.
 // If the Store fails, it is taken: a question answered twice is better than
 // one never answered, and the failure is logged.
 func (b *Bot) claim(ctx context.Context, key string, attrs []slog.Attr) bool {

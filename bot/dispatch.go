@@ -190,18 +190,17 @@ func (b *Bot) onEventsAPI(s *session, evt socketmode.Event) {
 // or nothing when another delivery of it was taken.
 func (b *Bot) take(s *session, q question, attrs []slog.Attr) {
 	ctx := s.smCtx
-	// One reply per message, across replicas (see messageKey). The Store is
-	// asked on base: an envelope acknowledged just before shutdown is still
-	// decided, not turned away by the socket's cancellation.
-	if !b.claim(s.base, messageKey(q.Channel, q.TS), attrs) {
+	// One reply per message, across replicas (see messageKey), and every
+	// message the bot would reply to counts against the limits, an empty or
+	// too long one too; a user over a limit is told once per window, so a
+	// user sending many messages gets a bounded number of posts.
+	first, v := b.takeQuestion(s.base, messageKey(q.Channel, q.TS), q.User, attrs)
+	if !first {
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: message already taken", attrs...)
 		return
 	}
 	b.met.questions.Inc()
-	// Every message the bot would reply to counts against the limits, an
-	// empty or too long one too, and a user over a limit is told once per
-	// window: a user sending many messages gets a bounded number of posts.
-	if v := b.allow(s.base, q.User, attrs); v.Rule != state.RuleNone {
+	if v.Rule != state.RuleNone {
 		b.met.rateLimited.WithLabelValues(string(v.Rule)).Inc()
 		b.log.LogAttrs(ctx, slog.LevelInfo, "bot: question limited", append(attrs,
 			slog.String("limit", string(v.Rule)), slog.Duration("wait", v.Wait), slog.Bool("told", v.Tell))...)

@@ -15,20 +15,25 @@ import (
 // limit that turned a question away.
 const limitLength = "length"
 
-// allow asks the Store whether a question from user is within the limits,
-// and counts it if it is. If the Store fails, the question is accepted and
-// the failure logged: a limit is a courtesy to the model's budget, and a
-// question is not lost to a fault of ours.
-func (b *Bot) allow(ctx context.Context, user string, attrs []slog.Attr) state.Verdict {
+// takeQuestion claims the message of key, as the first replica to take
+// it among every replica sharing the Store, and if it is the first, asks
+// whether its question from user is within the limits, counting it if it
+// is: both in one call to the Store (one transaction of the state file).
+// It is asked on ctx, not the socket's: an envelope acknowledged just
+// before shutdown is still decided. If the Store fails, the message is
+// taken and its question accepted, and the failure logged: a question
+// answered twice is better than one never answered, a limit is a courtesy
+// to the model's budget, and a question is not lost to a fault of ours.
+func (b *Bot) takeQuestion(ctx context.Context, key, user string, attrs []slog.Attr) (first bool, v state.Verdict) {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	v, err := b.state.Allow(ctx, user, b.limits)
+	first, v, err := b.state.Take(ctx, key, seenTTL, user, b.limits)
 	if err != nil {
-		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to count the question; accepting it",
+		b.log.LogAttrs(ctx, slog.LevelError, "bot: state store failed to take the question; answering it",
 			append(attrs, slog.Any("err", err))...)
-		return state.Verdict{}
+		return true, state.Verdict{}
 	}
-	return v
+	return first, v
 }
 
 // LengthText is the polite reply for a question longer than maxChars, on

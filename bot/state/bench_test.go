@@ -92,3 +92,80 @@ func fullWindow(b *testing.B, name string, c *clock, n int) state.Store {
 	b.Fatalf("no backend %q", name)
 	return nil
 }
+
+// BenchmarkQuestion measures the Store calls of one answered question, in
+// the bot's order: the claim of its message and the limit decision, in one
+// Take (on the decider), its thread and the verified answers (before the
+// agent), its thread turn and its answer record (after). At the default limits, with
+// 1,000 people taking turns and the clock moving 150 s a question, every
+// question is accepted and the global window holds about 576 of them; 20
+// answers are verified. Besides ns/op it reports each call's share, in
+// µs a question.
+func BenchmarkQuestion(b *testing.B) {
+	for _, name := range []string{"memory", "sqlite"} {
+		b.Run(name, func(b *testing.B) {
+			c := newClock()
+			s := benchStore(b, name, c)
+			ctx := b.Context()
+			for i := range 20 {
+				if err := s.Verify(ctx, verification("C1", fmt.Sprintf("%d.0", i), "U1", c.now())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			calls := []string{"take", "turns", "verified", "turn", "record"}
+			var spent [5]time.Duration
+			timed := func(k int, err error) {
+				if err != nil {
+					b.Fatalf("%s: %v", calls[k], err)
+				}
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				c.advance(150 * time.Second)
+				user, conv, ts := fmt.Sprint("U", i%1000), fmt.Sprintf("C%d:%d.0", i%5, i), fmt.Sprintf("%d.5", i)
+				t := [6]time.Time{time.Now()}
+				first, v, err := s.Take(ctx, "message:C1:"+ts, time.Hour, user, defaultLimits)
+				if err == nil && (!first || v.Rule != state.RuleNone) {
+					err = fmt.Errorf("first=%v, %+v; want first, accepted", first, v)
+				}
+				timed(0, err)
+				t[1] = time.Now()
+				_, err = s.Turns(ctx, conv)
+				timed(1, err)
+				t[2] = time.Now()
+				_, err = s.ListVerified(ctx, 500)
+				timed(2, err)
+				t[3] = time.Now()
+				timed(3, s.AddTurn(ctx, conv, state.Turn{Question: "how many orders?", Answer: "There are 3,000 orders.",
+					SQL: "SELECT count(*) FROM orders"}, 8, 24*time.Hour))
+				t[4] = time.Now()
+				timed(4, s.SetCached(ctx, "answer:C1:"+ts, []byte(`{"q":"how many orders?","sql":"SELECT count(*) FROM orders","sum":"sha256:0"}`), 30*24*time.Hour))
+				t[5] = time.Now()
+				for k := range spent {
+					spent[k] += t[k+1].Sub(t[k])
+				}
+			}
+			for k, d := range spent {
+				b.ReportMetric(float64(d.Microseconds())/float64(i), calls[k]+"-µs/op")
+			}
+		})
+	}
+}
+
+// benchStore returns an empty store of the named backend on c.
+func benchStore(b *testing.B, name string, c *clock) state.Store {
+	switch name {
+	case "memory":
+		return state.NewMemory(c.now)
+	case "sqlite":
+		s, err := state.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "state.db"), state.SQLiteOptions{Now: c.now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	b.Fatalf("no backend %q", name)
+	return nil
+}

@@ -72,6 +72,8 @@ func runContract(t *testing.T, be backend) {
 		{"LimitPerDayAndGlobal", testLimitPerDayAndGlobal},
 		{"LimitOff", testLimitOff},
 		{"LimitConcurrent", testLimitConcurrent},
+		{"Take", testTake},
+		{"TakeConcurrent", testTakeConcurrent},
 		{"Threads", testThreads},
 		{"Cache", testCache},
 		{"Verified", testVerified},
@@ -165,6 +167,130 @@ func testClaimConcurrent(t *testing.T, _ *clock, a, b state.Store) {
 			t.Errorf("%s: %d of 50 concurrent claims were first, want exactly 1", key, n)
 		}
 	}
+}
+
+// take calls s.Take and fails the test on error.
+func take(t *testing.T, s state.Store, key, user string, l state.Limits) (bool, state.Verdict) {
+	t.Helper()
+	first, v, err := s.Take(t.Context(), key, longTTL, user, l)
+	if err != nil {
+		t.Fatalf("Take(%q, %q): %v", key, user, err)
+	}
+	return first, v
+}
+
+// Take is Claim and then, for the first, Allow: a question delivered again
+// is neither counted nor told again, a refused one keeps its claim, and
+// Take and Claim share one set of claims.
+func testTake(t *testing.T, c *clock, a, b state.Store) {
+	l := state.Limits{PerMinute: 2, PerDay: 40, GlobalPerDay: 600}
+	if first, v := take(t, a, "m1", "U1", l); !first || v != (state.Verdict{}) {
+		t.Fatalf("first take of m1: first=%v, %+v; want first, accepted", first, v)
+	}
+	for _, s := range []state.Store{a, b} {
+		if first, v := take(t, s, "m1", "U1", l); first || v != (state.Verdict{}) {
+			t.Fatalf("m1 again: first=%v, %+v; want taken, the zero verdict", first, v)
+		}
+	}
+	if first, v := take(t, b, "m2", "U1", l); !first || v.Rule != state.RuleNone {
+		t.Fatalf("m2: first=%v, %+v; want first, accepted (U1's second)", first, v)
+	}
+	// Redeliveries counted no question: U1 is at its limit only now.
+	first, v := take(t, a, "m3", "U1", l)
+	if !first || v.Rule != state.RuleUserMinute || !v.Tell {
+		t.Fatalf("m3: first=%v, %+v; want first, user_minute, to be told", first, v)
+	}
+	if first, v := take(t, b, "m3", "U1", l); first || v != (state.Verdict{}) {
+		t.Errorf("m3 again: first=%v, %+v; want taken, not told again", first, v)
+	}
+	if first := claim(t, b, "m3"); first {
+		t.Error("Claim of m3 after a refused Take: first; the claim was not kept")
+	}
+	if !claim(t, a, "m4") {
+		t.Fatal("Claim of m4: not first")
+	}
+	if first, v := take(t, b, "m4", "U2", l); first || v != (state.Verdict{}) {
+		t.Errorf("Take of m4 after its Claim: first=%v, %+v; want taken", first, v)
+	}
+	// The empty key is always first, and its question counted.
+	for i, s := range []state.Store{a, b} {
+		if first, v := take(t, s, "", "U3", l); !first || v.Rule != state.RuleNone {
+			t.Errorf("the empty key, %d: first=%v, %+v; want first, accepted", i, first, v)
+		}
+	}
+	if first, v := take(t, a, "", "U3", l); !first || v.Rule != state.RuleUserMinute {
+		t.Errorf("the empty key, third: first=%v, %+v; want first, user_minute", first, v)
+	}
+	// Limits off: first, accepted.
+	if first, v := take(t, b, "m5", "U4", state.Limits{}); !first || v.Rule != state.RuleNone {
+		t.Errorf("limits off: first=%v, %+v; want first, accepted", first, v)
+	}
+	if _, _, err := a.Take(t.Context(), "x", 0, "U1", l); err == nil {
+		t.Error("Take with a zero TTL: no error")
+	}
+	// A claim's expiry frees its key for another Take.
+	if first, _, err := a.Take(t.Context(), "short", shortTTL, "U5", l); err != nil || !first {
+		t.Fatalf("short: first=%v, %v; want first", first, err)
+	}
+	elapse(c, shortTTL+margin)
+	if first, v := take(t, b, "short", "U5", l); !first || v.Rule != state.RuleNone {
+		t.Errorf("short after its TTL: first=%v, %+v; want first, accepted", first, v)
+	}
+}
+
+// Of 50 concurrent Takes of one message exactly one is first and only its
+// question is counted; of 50 concurrent Takes of distinct messages from one
+// user, all are first and exactly the per-minute limit is accepted.
+func testTakeConcurrent(t *testing.T, _ *clock, a, b state.Store) {
+	pick := stores(a, b)
+	l := state.Limits{PerMinute: 6, PerDay: 40, GlobalPerDay: 600}
+	// takeAll makes 50 concurrent Takes by user, of the keys key(i), and
+	// counts those first and those accepted.
+	takeAll := func(key func(i int) string, user string) (firsts, accepted int32) {
+		var f, n atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() {
+				first, v, err := pick(i).Take(t.Context(), key(i), longTTL, user, l)
+				if err != nil {
+					t.Errorf("Take: %v", err)
+				}
+				if first {
+					f.Add(1)
+				}
+				if first && v.Rule == state.RuleNone {
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return f.Load(), n.Load()
+	}
+	if f, n := takeAll(func(int) string { return "Ev1" }, "U1"); f != 1 || n != 1 {
+		t.Errorf("one message, 50 Takes: %d first, %d accepted; want 1, 1", f, n)
+	}
+	// U1 has one question counted: five more are accepted, then none.
+	for i := range 5 {
+		if v := allow(t, pick(i), "U1", l); v.Rule != state.RuleNone {
+			t.Fatalf("U1's question %d after the Takes: %+v; want accepted", i+2, v)
+		}
+	}
+	if v := allow(t, a, "U1", l); v.Rule != state.RuleUserMinute {
+		t.Errorf("U1's 7th question: %+v; want user_minute", v)
+	}
+	if f, n := takeAll(func(i int) string { return fmt.Sprint("Ev-U2-", i) }, "U2"); f != 50 || n != 6 {
+		t.Errorf("50 messages of one user: %d first, %d accepted; want 50, 6", f, n)
+	}
+}
+
+// claim calls s.Claim for longTTL and fails the test on error.
+func claim(t *testing.T, s state.Store, key string) bool {
+	t.Helper()
+	first, err := s.Claim(t.Context(), key, longTTL)
+	if err != nil {
+		t.Fatalf("Claim(%q): %v", key, err)
+	}
+	return first
 }
 
 // allow calls s.Allow and fails the test on error.

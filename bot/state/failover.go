@@ -332,6 +332,12 @@ func (f *Failover) Allow(ctx context.Context, user string, l Limits) (Verdict, e
 	return f.local.Allow(ctx, user, l)
 }
 
+// Take implements Taker, with Claim and Allow, each answered by Redis or
+// locally as it goes.
+func (f *Failover) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	return claimThenAllow(ctx, f, key, ttl, user, l)
+}
+
 // Turns implements Threads.
 func (f *Failover) Turns(ctx context.Context, conv string) ([]Turn, error) {
 	var turns []Turn

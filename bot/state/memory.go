@@ -169,6 +169,11 @@ func (m *Memory) Claim(_ context.Context, key string, ttl time.Duration) (bool, 
 	return true, nil
 }
 
+// Take implements Taker.
+func (m *Memory) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	return claimThenAllow(ctx, m, key, ttl, user, l)
+}
+
 // liveClaims returns the claims that have not expired, with the time each
 // has left.
 func (m *Memory) liveClaims() map[string]time.Duration {

@@ -232,6 +232,11 @@ func (r *Redis) Allow(ctx context.Context, user string, l Limits) (Verdict, erro
 	return Verdict{Rule: Rule(rule), Count: int(count), Wait: msDur(wait), Tell: tell == 1}, nil
 }
 
+// Take implements Taker: the claim, then the decision, in two calls.
+func (r *Redis) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	return claimThenAllow(ctx, r, key, ttl, user, l)
+}
+
 // Turns implements Threads.
 func (r *Redis) Turns(ctx context.Context, conv string) ([]Turn, error) {
 	items, err := r.c.LRange(ctx, r.key("thread", conv), 0, -1).Result()

@@ -74,10 +74,17 @@ type SQLiteOptions struct {
 // synced to disk at the next checkpoint (synchronous=NORMAL): it survives
 // the process, not necessarily a power loss.
 type SQLite struct {
-	db  *sql.DB
-	now func() time.Time
+	// Writes go through one connection of their own, kept open: its
+	// statements stay compiled and its page cache warm (a connection's
+	// cache is dropped whenever another connection has written since its
+	// last transaction). Reads outside a write go through a pool of their
+	// own, so that they never wait for a write.
+	wdb, rdb *sql.DB
+	wstmts   [nQueries]*sql.Stmt // every query, on wdb
+	rstmts   [nQueries]*sql.Stmt // the reading ones (readQueries), on rdb
+	now      func() time.Time
 
-	wmu    sync.Mutex // one writer at a time from this value: waiting here is cheaper than SQLite's busy loop
+	wmu    sync.Mutex // one writer at a time from this value, in turn
 	writes int        // writes since the last sweep; under wmu
 }
 
@@ -139,17 +146,134 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	// questions at once, over 100 ms for the last (issue 12).
 	q.Add("_pragma", "synchronous(NORMAL)")
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
-	db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
-	db.SetMaxOpenConns(8)
-	s := &SQLite{db: db, now: opt.Now}
+	// Every connection is kept open once made: one closed for being idle
+	// (past database/sql's default of two) would be opened again at the
+	// next burst, its schema read and its statements compiled anew.
+	open := func(dsn string, n int) *sql.DB {
+		db := sql.OpenDB(connector{driver: &sqlite.Driver{}, dsn: dsn})
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+		return db
+	}
+	// A reader's page cache is dropped whenever the writer has committed
+	// since its last read, so a large one seldom serves; it is bounded
+	// lower than the writer's (SQLite's default, 2,000 KiB), which stays
+	// warm. Filling the caches as the file grows is what RSS creeps by
+	// (issue 12), up to their bounds.
+	rdsn := dsn + "&" + url.Values{"_pragma": {"cache_size(-" + strconv.Itoa(readerCacheKiB) + ")"}}.Encode()
+	s := &SQLite{wdb: open(dsn, 1), rdb: open(rdsn, maxReaders), now: opt.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if err := s.init(ctx); err != nil {
-		db.Close()
+		s.Close()
+		return nil, fmt.Errorf("state: open %s: %w", abs, err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("state: open %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// maxReaders is how many connections one SQLite value keeps for reads
+// outside a write, besides its writer's.
+const maxReaders = 4
+
+// readerCacheKiB bounds each reader's page cache.
+const readerCacheKiB = 512
+
+// A query is one of the statements the Store runs, compiled once per
+// connection (prepare): compiling them at every call was about half of the
+// state file's cost per question (issue 12).
+type query int
+
+const (
+	qClaim   query = iota
+	qNthUser       // the time of the nth newest question of a user in a window
+	qNthAll        // the same for everyone
+	qKept          // at least how many questions the table keeps
+	qHit
+	qTold
+	qTell
+	qTurns
+	qSetTurns
+	qCached
+	qSetCached
+	qVerify
+	qVote
+	qUnvote
+	qVotes
+	qUnverify
+	qListVerified
+	qSaveReport
+	qReport
+	qLock
+	qUnlock
+	qExtendLock
+	nQueries
+)
+
+var queries = [nQueries]string{
+	qClaim: `INSERT INTO claims (key, expires) VALUES (?1, ?2)
+		ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE claims.expires <= ?3`,
+	qNthUser: "SELECT at FROM hits WHERE user = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
+	qNthAll:  "SELECT at FROM hits WHERE at > ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2",
+	qKept:    "SELECT coalesce((SELECT max(rowid) FROM hits) - (SELECT min(rowid) FROM hits) + 1, 0)",
+	qHit:     "INSERT INTO hits (user, at) VALUES (?, ?)",
+	qTold:    "SELECT until FROM told WHERE user = ?",
+	qTell: `INSERT INTO told (user, until) VALUES (?1, ?2)
+		ON CONFLICT (user) DO UPDATE SET until = excluded.until`,
+	qTurns: "SELECT turns FROM threads WHERE conv = ? AND expires > ?",
+	qSetTurns: `INSERT INTO threads (conv, turns, expires) VALUES (?1, ?2, ?3)
+		ON CONFLICT (conv) DO UPDATE SET turns = excluded.turns, expires = excluded.expires`,
+	qCached: "SELECT val FROM cache WHERE key = ? AND expires > ?",
+	qSetCached: `INSERT INTO cache (key, val, expires) VALUES (?1, ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET val = excluded.val, expires = excluded.expires`,
+	qVerify: `INSERT INTO verified (channel, ts, question, sql, checksum, source)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	qVote: `INSERT INTO votes (channel, ts, user, at) VALUES (?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`,
+	qUnvote:   "DELETE FROM votes WHERE channel = ? AND ts = ? AND user = ?",
+	qVotes:    "SELECT count(*) FROM votes WHERE channel = ? AND ts = ?",
+	qUnverify: "DELETE FROM verified WHERE channel = ? AND ts = ?",
+	qListVerified: `SELECT v.channel, v.ts, v.question, v.sql, v.checksum, v.source,
+			json_group_array(json_object('u', o.user, 'at', o.at)) AS votes, min(o.at) AS since
+		FROM verified v JOIN votes o ON o.channel = v.channel AND o.ts = v.ts
+		GROUP BY v.channel, v.ts
+		ORDER BY since DESC, v.channel DESC, v.ts DESC
+		LIMIT ?`,
+	qSaveReport: `INSERT INTO reports (key, at, data) VALUES (?1, ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET at = excluded.at, data = excluded.data`,
+	qReport: "SELECT at, data FROM reports WHERE key = ?",
+	qLock: `INSERT INTO locks (name, token, expires) VALUES (?1, ?2, ?3)
+		ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires = excluded.expires
+		WHERE locks.expires <= ?4`,
+	qUnlock:     "DELETE FROM locks WHERE name = ? AND token = ? AND expires > ?",
+	qExtendLock: "UPDATE locks SET expires = ? WHERE name = ? AND token = ? AND expires > ?",
+}
+
+// readQueries are the queries run outside a write, on the readers.
+var readQueries = []query{qTurns, qCached, qListVerified, qReport}
+
+// prepare prepares every query for the writer and the reading ones for
+// the readers, once the schema is there.
+func (s *SQLite) prepare(ctx context.Context) error {
+	for q, text := range queries {
+		st, err := s.wdb.PrepareContext(ctx, text)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", text, err)
+		}
+		s.wstmts[q] = st
+	}
+	for _, q := range readQueries {
+		st, err := s.rdb.PrepareContext(ctx, queries[q])
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", queries[q], err)
+		}
+		s.rstmts[q] = st
+	}
+	return nil
 }
 
 // notAnswered returns an error wrapping ErrAnsweredDatabase if the file at
@@ -177,13 +301,14 @@ func notAnswered(abs, answered string) error {
 // init checks that WAL mode took and brings the schema to schemaVersion.
 func (s *SQLite) init(ctx context.Context) error {
 	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := s.wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("read journal mode: %w", err)
 	}
 	if mode != "wal" {
 		return fmt.Errorf("enable WAL: journal mode is %q", mode)
 	}
-	return s.write(ctx, func(tx *sql.Tx, _ int64) error {
+	return s.write(ctx, func(w *wtx) error {
+		tx := w.tx
 		var v int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
@@ -207,24 +332,58 @@ func (s *SQLite) init(ctx context.Context) error {
 	})
 }
 
+// A wtx is a write transaction: its time, and the prepared queries run in it.
+type wtx struct {
+	ctx context.Context
+	tx  *sql.Tx
+	s   *SQLite
+	now int64 // Unix ms, read once the transaction holds the write lock
+}
+
+// exec runs query q in the transaction.
+func (w *wtx) exec(q query, args ...any) (sql.Result, error) {
+	return w.tx.StmtContext(w.ctx, w.s.wstmts[q]).ExecContext(w.ctx, args...)
+}
+
+// row runs query q in the transaction, for one row.
+func (w *wtx) row(q query, args ...any) *sql.Row {
+	return w.tx.StmtContext(w.ctx, w.s.wstmts[q]).QueryRowContext(w.ctx, args...)
+}
+
+// changed runs query q in the transaction and reports whether it changed
+// exactly one row.
+func (w *wtx) changed(q query, args ...any) (bool, error) {
+	res, err := w.exec(q, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// row runs query q (one of readQueries) on a reader, for one row.
+func (s *SQLite) row(ctx context.Context, q query, args ...any) *sql.Row {
+	return s.rstmts[q].QueryRowContext(ctx, args...)
+}
+
 // write runs fn in one IMMEDIATE transaction, with the time read once the
 // transaction holds the file's write lock (so that writers' times are in
 // the order of their writes), and commits if fn returns nil.
-func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+func (s *SQLite) write(ctx context.Context, fn func(w *wtx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	now := ms(s.now())
-	if err := fn(tx, now); err != nil {
+	w := &wtx{ctx: ctx, tx: tx, s: s, now: ms(s.now())}
+	if err := fn(w); err != nil {
 		return err
 	}
 	if s.writes++; s.writes >= sweepEvery {
 		s.writes = 0
-		if err := sweep(ctx, tx, now); err != nil {
+		if err := sweep(ctx, tx, w.now); err != nil {
 			return err
 		}
 	}
@@ -239,6 +398,7 @@ func sweep(ctx context.Context, tx *sql.Tx, now int64) error {
 		"DELETE FROM threads WHERE expires <= ?1",
 		"DELETE FROM cache WHERE expires <= ?1",
 		"DELETE FROM locks WHERE expires <= ?1",
+		"DELETE FROM hits WHERE at <= ?1 - " + strconv.FormatInt(dayMS, 10),
 	} {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -256,15 +416,8 @@ func (s *SQLite) Claim(ctx context.Context, key string, ttl time.Duration) (bool
 		return true, nil
 	}
 	var first bool
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO claims (key, expires) VALUES (?1, ?2)
-			ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE claims.expires <= ?3`,
-			key, now+ttl.Milliseconds(), now)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		first = n == 1
+	err := s.write(ctx, func(w *wtx) (err error) {
+		first, err = w.claim(key, ttl)
 		return err
 	})
 	if err != nil {
@@ -273,68 +426,20 @@ func (s *SQLite) Claim(ctx context.Context, key string, ttl time.Duration) (bool
 	return first, nil
 }
 
+// claim records key for ttl if it is not claimed, and reports whether it
+// was not.
+func (w *wtx) claim(key string, ttl time.Duration) (bool, error) {
+	return w.changed(qClaim, key, w.now+ttl.Milliseconds(), w.now)
+}
+
 // Allow implements Limiter.
 func (s *SQLite) Allow(ctx context.Context, user string, l Limits) (Verdict, error) {
+	if !l.on() {
+		return Verdict{}, nil // nothing to decide, and nothing recorded
+	}
 	var v Verdict
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM hits WHERE at <= ?", now-dayMS); err != nil {
-			return err
-		}
-		// nth returns the time of the nth newest question that where selects,
-		// if there are at least n.
-		nth := func(n int, where string, args ...any) (int64, bool, error) {
-			var at int64
-			err := tx.QueryRowContext(ctx, "SELECT at FROM hits WHERE "+where+" ORDER BY at DESC LIMIT 1 OFFSET ?",
-				append(args, n-1)...).Scan(&at)
-			if errors.Is(err, sql.ErrNoRows) {
-				return 0, false, nil
-			}
-			return at, err == nil, err
-		}
-		var (
-			at   int64
-			over bool
-			err  error
-		)
-		if l.PerMinute > 0 {
-			if at, over, err = nth(l.PerMinute, "user = ? AND at > ?", user, now-minuteMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleUserMinute, Count: l.PerMinute, Wait: msDur(at + minuteMS - now)}
-			}
-		}
-		if v.Rule == RuleNone && l.PerDay > 0 {
-			if at, over, err = nth(l.PerDay, "user = ? AND at > ?", user, now-dayMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleUserDay, Count: l.PerDay, Wait: msDur(at + dayMS - now)}
-			}
-		}
-		if v.Rule == RuleNone && l.GlobalPerDay > 0 {
-			if at, over, err = nth(l.GlobalPerDay, "at > ?", now-dayMS); err != nil {
-				return err
-			} else if over {
-				v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
-			}
-		}
-		if v.Rule == RuleNone {
-			if l.on() {
-				_, err := tx.ExecContext(ctx, "INSERT INTO hits (user, at) VALUES (?, ?)", user, now)
-				return err
-			}
-			return nil
-		}
-		var until int64
-		switch err := tx.QueryRowContext(ctx, "SELECT until FROM told WHERE user = ?", user).Scan(&until); {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		case now < until:
-			return nil
-		}
-		v.Tell = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO told (user, until) VALUES (?1, ?2)
-			ON CONFLICT (user) DO UPDATE SET until = excluded.until`, user, now+v.Wait.Milliseconds())
+	err := s.write(ctx, func(w *wtx) (err error) {
+		v, err = w.allow(user, l)
 		return err
 	})
 	if err != nil {
@@ -343,10 +448,110 @@ func (s *SQLite) Allow(ctx context.Context, user string, l Limits) (Verdict, err
 	return v, nil
 }
 
+// Take implements Taker, in one transaction: one turn of the writer, one
+// commit, where Claim and then Allow take two.
+func (s *SQLite) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	if err := checkTTL("take", ttl); err != nil {
+		return false, Verdict{}, err
+	}
+	first := true
+	var v Verdict
+	err := s.write(ctx, func(w *wtx) (err error) {
+		if key != "" {
+			if first, err = w.claim(key, ttl); err != nil || !first {
+				return err
+			}
+		}
+		v, err = w.allow(user, l)
+		return err
+	})
+	if err != nil {
+		return false, Verdict{}, fmt.Errorf("state: take: %w", err)
+	}
+	return first, v, nil
+}
+
+// allow decides on a question from user. Questions older than a day no
+// longer count and are deleted by the sweep, not here: deleting one at
+// each decision cost a page of the table and each of its indexes at
+// every commit.
+func (w *wtx) allow(user string, l Limits) (Verdict, error) {
+	var v Verdict
+	if !l.on() {
+		return v, nil
+	}
+	now := w.now
+	// nth returns the time of the nth newest question that q selects
+	// with args, if there are at least n.
+	nth := func(n int, q query, args ...any) (int64, bool, error) {
+		var at int64
+		err := w.row(q, append(args, n-1)...).Scan(&at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		return at, err == nil, err
+	}
+	var (
+		at   int64
+		over bool
+		err  error
+	)
+	if l.PerMinute > 0 {
+		if at, over, err = nth(l.PerMinute, qNthUser, user, now-minuteMS); err != nil {
+			return v, err
+		} else if over {
+			v = Verdict{Rule: RuleUserMinute, Count: l.PerMinute, Wait: msDur(at + minuteMS - now)}
+		}
+	}
+	if v.Rule == RuleNone && l.PerDay > 0 {
+		if at, over, err = nth(l.PerDay, qNthUser, user, now-dayMS); err != nil {
+			return v, err
+		} else if over {
+			v = Verdict{Rule: RuleUserDay, Count: l.PerDay, Wait: msDur(at + dayMS - now)}
+		}
+	}
+	if v.Rule == RuleNone && l.GlobalPerDay > 0 {
+		// Finding the nth newest question walks n of them. The table keeps
+		// at most max(rowid) - min(rowid) + 1 (two lookups): when that is
+		// fewer than the limit, the window cannot be full, and the walk is
+		// spared. (Questions are added in time order and the oldest swept,
+		// so the bound is close; it is never low.)
+		var kept int64
+		if err := w.row(qKept).Scan(&kept); err != nil {
+			return v, err
+		}
+		if kept >= int64(l.GlobalPerDay) {
+			if at, over, err = nth(l.GlobalPerDay, qNthAll, now-dayMS); err != nil {
+				return v, err
+			} else if over {
+				v = Verdict{Rule: RuleGlobalDay, Count: l.GlobalPerDay, Wait: msDur(at + dayMS - now)}
+			}
+		}
+	}
+	if v.Rule == RuleNone {
+		if l.on() {
+			_, err := w.exec(qHit, user, now)
+			return v, err
+		}
+		return v, nil
+	}
+	var until int64
+	switch err := w.row(qTold, user).Scan(&until); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return v, err
+	case now < until:
+		return v, nil
+	}
+	v.Tell = true
+	_, err = w.exec(qTell, user, now+v.Wait.Milliseconds())
+	return v, err
+}
+
 // Turns implements Threads.
 func (s *SQLite) Turns(ctx context.Context, conv string) ([]Turn, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, "SELECT turns FROM threads WHERE conv = ? AND expires > ?", conv, ms(s.now())).Scan(&data)
+	err := s.row(ctx, qTurns, conv, ms(s.now())).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -368,10 +573,10 @@ func (s *SQLite) AddTurn(ctx context.Context, conv string, t Turn, keep int, ttl
 	if err := checkTTL("add turn", ttl); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
+	err := s.write(ctx, func(w *wtx) error {
 		var turns []Turn
 		var data []byte
-		switch err := tx.QueryRowContext(ctx, "SELECT turns FROM threads WHERE conv = ? AND expires > ?", conv, now).Scan(&data); {
+		switch err := w.row(qTurns, conv, w.now).Scan(&data); {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
@@ -386,9 +591,7 @@ func (s *SQLite) AddTurn(ctx context.Context, conv string, t Turn, keep int, ttl
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO threads (conv, turns, expires) VALUES (?1, ?2, ?3)
-			ON CONFLICT (conv) DO UPDATE SET turns = excluded.turns, expires = excluded.expires`,
-			conv, data, now+ttl.Milliseconds())
+		_, err = w.exec(qSetTurns, conv, data, w.now+ttl.Milliseconds())
 		return err
 	})
 	if err != nil {
@@ -400,7 +603,7 @@ func (s *SQLite) AddTurn(ctx context.Context, conv string, t Turn, keep int, ttl
 // Cached implements Cache.
 func (s *SQLite) Cached(ctx context.Context, key string) ([]byte, bool, error) {
 	var val []byte
-	err := s.db.QueryRowContext(ctx, "SELECT val FROM cache WHERE key = ? AND expires > ?", key, ms(s.now())).Scan(&val)
+	err := s.row(ctx, qCached, key, ms(s.now())).Scan(&val)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -421,10 +624,8 @@ func (s *SQLite) SetCached(ctx context.Context, key string, val []byte, ttl time
 	if val == nil {
 		val = []byte{} // NOT NULL
 	}
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cache (key, val, expires) VALUES (?1, ?2, ?3)
-			ON CONFLICT (key) DO UPDATE SET val = excluded.val, expires = excluded.expires`,
-			key, val, now+ttl.Milliseconds())
+	err := s.write(ctx, func(w *wtx) error {
+		_, err := w.exec(qSetCached, key, val, w.now+ttl.Milliseconds())
 		return err
 	})
 	if err != nil {
@@ -435,14 +636,11 @@ func (s *SQLite) SetCached(ctx context.Context, key string, val []byte, ttl time
 
 // Verify implements VerifiedAnswers.
 func (s *SQLite) Verify(ctx context.Context, v Verification) error {
-	err := s.write(ctx, func(tx *sql.Tx, _ int64) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verified (channel, ts, question, sql, checksum, source)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			v.Channel, v.TS, v.Question, v.SQL, v.Checksum, v.Source); err != nil {
+	err := s.write(ctx, func(w *wtx) error {
+		if _, err := w.exec(qVerify, v.Channel, v.TS, v.Question, v.SQL, v.Checksum, v.Source); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO votes (channel, ts, user, at) VALUES (?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`, v.Channel, v.TS, v.User, ms(v.At))
+		_, err := w.exec(qVote, v.Channel, v.TS, v.User, ms(v.At))
 		return err
 	})
 	if err != nil {
@@ -454,16 +652,16 @@ func (s *SQLite) Verify(ctx context.Context, v Verification) error {
 // Unverify implements VerifiedAnswers.
 func (s *SQLite) Unverify(ctx context.Context, channel, ts, user string) (bool, error) {
 	var still bool
-	err := s.write(ctx, func(tx *sql.Tx, _ int64) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM votes WHERE channel = ? AND ts = ? AND user = ?", channel, ts, user); err != nil {
+	err := s.write(ctx, func(w *wtx) error {
+		if _, err := w.exec(qUnvote, channel, ts, user); err != nil {
 			return err
 		}
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM votes WHERE channel = ? AND ts = ?", channel, ts).Scan(&n); err != nil {
+		if err := w.row(qVotes, channel, ts).Scan(&n); err != nil {
 			return err
 		}
 		if still = n > 0; !still {
-			_, err := tx.ExecContext(ctx, "DELETE FROM verified WHERE channel = ? AND ts = ?", channel, ts)
+			_, err := w.exec(qUnverify, channel, ts)
 			return err
 		}
 		return nil
@@ -479,12 +677,7 @@ func (s *SQLite) ListVerified(ctx context.Context, n int) ([]Verified, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT v.channel, v.ts, v.question, v.sql, v.checksum, v.source,
-			json_group_array(json_object('u', o.user, 'at', o.at)) AS votes, min(o.at) AS since
-		FROM verified v JOIN votes o ON o.channel = v.channel AND o.ts = v.ts
-		GROUP BY v.channel, v.ts
-		ORDER BY since DESC, v.channel DESC, v.ts DESC
-		LIMIT ?`, n)
+	rows, err := s.rstmts[qListVerified].QueryContext(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("state: list verified: %w", err)
 	}
@@ -522,9 +715,8 @@ func (s *SQLite) SaveReport(ctx context.Context, key string, data []byte) error 
 	if data == nil {
 		data = []byte{}
 	}
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO reports (key, at, data) VALUES (?1, ?2, ?3)
-			ON CONFLICT (key) DO UPDATE SET at = excluded.at, data = excluded.data`, key, now, data)
+	err := s.write(ctx, func(w *wtx) error {
+		_, err := w.exec(qSaveReport, key, w.now, data)
 		return err
 	})
 	if err != nil {
@@ -537,7 +729,7 @@ func (s *SQLite) SaveReport(ctx context.Context, key string, data []byte) error 
 func (s *SQLite) LatestReport(ctx context.Context, key string) (Report, bool, error) {
 	var r Report
 	var at int64
-	err := s.db.QueryRowContext(ctx, "SELECT at, data FROM reports WHERE key = ?", key).Scan(&at, &r.Data)
+	err := s.row(ctx, qReport, key).Scan(&at, &r.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Report{}, false, nil
 	}
@@ -561,15 +753,8 @@ func (s *SQLite) TryLock(ctx context.Context, name string, ttl time.Duration) (s
 		return "", false, err
 	}
 	var ok bool
-	err = s.write(ctx, func(tx *sql.Tx, now int64) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO locks (name, token, expires) VALUES (?1, ?2, ?3)
-			ON CONFLICT (name) DO UPDATE SET token = excluded.token, expires = excluded.expires
-			WHERE locks.expires <= ?4`, name, token, now+ttl.Milliseconds(), now)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
+	err = s.write(ctx, func(w *wtx) (err error) {
+		ok, err = w.changed(qLock, name, token, w.now+ttl.Milliseconds(), w.now)
 		return err
 	})
 	if err != nil {
@@ -583,8 +768,8 @@ func (s *SQLite) TryLock(ctx context.Context, name string, ttl time.Duration) (s
 
 // Unlock implements Locker.
 func (s *SQLite) Unlock(ctx context.Context, name, token string) error {
-	return s.changeLock(ctx, "unlock", name, func(tx *sql.Tx, now int64) (sql.Result, error) {
-		return tx.ExecContext(ctx, "DELETE FROM locks WHERE name = ? AND token = ? AND expires > ?", name, token, now)
+	return s.changeLock(ctx, "unlock", name, func(w *wtx) (bool, error) {
+		return w.changed(qUnlock, name, token, w.now)
 	})
 }
 
@@ -593,23 +778,17 @@ func (s *SQLite) ExtendLock(ctx context.Context, name, token string, ttl time.Du
 	if err := checkTTL("extend lock", ttl); err != nil {
 		return err
 	}
-	return s.changeLock(ctx, "extend lock", name, func(tx *sql.Tx, now int64) (sql.Result, error) {
-		return tx.ExecContext(ctx, "UPDATE locks SET expires = ? WHERE name = ? AND token = ? AND expires > ?",
-			now+ttl.Milliseconds(), name, token, now)
+	return s.changeLock(ctx, "extend lock", name, func(w *wtx) (bool, error) {
+		return w.changed(qExtendLock, w.now+ttl.Milliseconds(), name, token, w.now)
 	})
 }
 
 // changeLock runs one statement on a lock held by the caller, and returns
 // ErrNotHeld if it changed nothing.
-func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*sql.Tx, int64) (sql.Result, error)) error {
+func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*wtx) (bool, error)) error {
 	held := false
-	err := s.write(ctx, func(tx *sql.Tx, now int64) error {
-		res, err := stmt(tx, now)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		held = n == 1
+	err := s.write(ctx, func(w *wtx) (err error) {
+		held, err = stmt(w)
 		return err
 	})
 	if err != nil {
@@ -623,7 +802,12 @@ func (s *SQLite) changeLock(ctx context.Context, verb, name string, stmt func(*s
 
 // Close implements Store.
 func (s *SQLite) Close() error {
-	if err := s.db.Close(); err != nil {
+	for _, st := range append(s.wstmts[:], s.rstmts[:]...) {
+		if st != nil {
+			st.Close()
+		}
+	}
+	if err := errors.Join(s.rdb.Close(), s.wdb.Close()); err != nil {
 		return fmt.Errorf("state: close: %w", err)
 	}
 	return nil

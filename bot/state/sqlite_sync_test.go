@@ -1,22 +1,21 @@
 package state
 
 import (
-	"path/filepath"
+	"database/sql"
 	"testing"
 )
 
 // Every connection to the state file syncs at checkpoints, not at every
 // commit (synchronous=NORMAL, 1), and stays in WAL mode.
 func TestSQLiteSynchronousNormal(t *testing.T) {
-	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
+	s := openTemp(t, SQLiteOptions{})
+	// The writer, and every reader at once, so that each is asked.
+	dbs := []*sql.DB{s.wdb}
+	for range maxReaders {
+		dbs = append(dbs, s.rdb)
 	}
-	defer s.Close()
-	// Hold several connections at once, so that more than one is asked.
-	const n = 4
-	for i := range n {
-		c, err := s.db.Conn(t.Context())
+	for i, db := range dbs {
+		c, err := db.Conn(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

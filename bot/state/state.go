@@ -31,6 +31,7 @@ import (
 type Store interface {
 	Claimer
 	Limiter
+	Taker
 	Threads
 	Cache
 	VerifiedAnswers
@@ -55,6 +56,35 @@ type Limiter interface {
 	// user. A refused question is not counted. The decision is atomic across
 	// all callers of the backend.
 	Allow(ctx context.Context, user string, l Limits) (Verdict, error)
+}
+
+// A Taker claims a message and decides on its question in one call: what
+// a replica does first with every question it is given.
+type Taker interface {
+	// Take claims key for ttl as Claim does and, if this call was the
+	// first, decides on a question from user as Allow does; when it was
+	// not, v is the zero Verdict and nothing is counted. Each part is as
+	// atomic as Claim and Allow are; the state file makes both one
+	// transaction. On an error the question was not counted, and the
+	// claim may or may not have been recorded. ttl must be positive.
+	Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (first bool, v Verdict, err error)
+}
+
+// claimThenAllow is Take made of s's Claim and then, for the first, its
+// Allow.
+func claimThenAllow(ctx context.Context, s interface {
+	Claimer
+	Limiter
+}, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	first, err := s.Claim(ctx, key, ttl)
+	if err != nil || !first {
+		return false, Verdict{}, err
+	}
+	v, err := s.Allow(ctx, user, l)
+	if err != nil {
+		return false, Verdict{}, err
+	}
+	return true, v, nil
 }
 
 // Threads remembers the earlier turns of conversations.
