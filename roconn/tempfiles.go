@@ -22,8 +22,9 @@ import (
 //
 // tempVFS is the process's default VFS with only xOpen replaced. A file
 // SQLite opens for itself (no name, or deleted on close) gets a copy of its
-// own methods with xWrite, xTruncate, xClose and the size hint counted
-// against the budget of the connection whose goroutine opened it (a
+// own methods whose xWrite, xTruncate and xClose count what it holds against
+// the budget of the connection whose goroutine opened it, and which drops
+// size hints (a
 // connection's SQLite calls all go through its one TLS, and its sorter uses
 // no threads of its own: PRAGMA threads is 0); every other file, the
 // database's own, is the default VFS's untouched. A temporary file opened
