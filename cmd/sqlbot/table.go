@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -11,9 +12,16 @@ import (
 	"sqlbot/evalrun"
 )
 
+// maxCell is the most characters of a text value a terminal table shows:
+// the table pads every row of a column to its widest value, so one value of
+// a megabyte made a table of 200 rows print 200 megabytes.
+const maxCell = 200
+
 // writeTable prints rows as a terminal table: values as people read them
 // (present.Value: NULL shown, text made one safe line), number columns
-// right-aligned, column names as SQLite returned them, made safe.
+// right-aligned, column names as SQLite returned them, made safe. A text
+// value longer than maxCell characters is cut, ending in "…", and a line
+// under the table says how many were and that --json prints them whole.
 func writeTable(w io.Writer, columns []string, rows [][]any) {
 	align := make([]tw.Align, len(columns))
 	for i := range align {
@@ -37,15 +45,23 @@ func writeTable(w io.Writer, columns []string, rows [][]any) {
 		header[i] = present.Line(c)
 	}
 	t.Header(header...)
+	cut := 0
 	for _, r := range rows {
 		cells := make([]string, len(r))
 		for i, v := range r {
 			cells[i] = present.Value(v)
+			if utf8.RuneCountInString(cells[i]) > maxCell {
+				cells[i] = present.Ellipsize(cells[i], maxCell)
+				cut++
+			}
 		}
 		t.Append(cells)
 	}
 	if err := t.Render(); err != nil {
 		fmt.Fprintf(w, "(table: %v)\n", err)
+	}
+	if cut > 0 {
+		fmt.Fprintf(w, "(%s longer than %d characters cut, ending in …; --json prints every value whole)\n", present.Plural(cut, "value"), maxCell)
 	}
 }
 

@@ -41,3 +41,36 @@ func TestWriteTable(t *testing.T) {
 		t.Errorf("numbers not right-aligned (1 ends at %d, 1234.5 at %d):\n%s", ones, big, out)
 	}
 }
+
+// TestWriteTableCutsLongValues: a text value of a megabyte is shown cut to
+// maxCell characters, ending in "…", with a line that says so and names
+// --json, so that one long value no longer pads every row of its column (200
+// rows printed 200 MB); short values and numbers are shown whole.
+func TestWriteTableCutsLongValues(t *testing.T) {
+	var b strings.Builder
+	rows := [][]any{{strings.Repeat("x", 1<<20), int64(1)}}
+	for i := range 199 {
+		rows = append(rows, []any{"a", int64(i + 2)})
+	}
+	writeTable(&b, []string{"v", "n"}, rows)
+	out := b.String()
+	if len(out) > 100_000 {
+		t.Fatalf("the table is %d bytes", len(out))
+	}
+	if !strings.Contains(out, strings.Repeat("x", maxCell-1)+"…") || strings.Contains(out, strings.Repeat("x", maxCell)) {
+		t.Errorf("the long value is not cut to %d characters ending in …", maxCell)
+	}
+	if !strings.Contains(out, "(1 value longer than 200 characters cut, ending in …; --json prints every value whole)") {
+		t.Errorf("no line about the cut value:\n%.500s", out[len(out)-500:])
+	}
+	for _, want := range []string{" 200 ", " a "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	b.Reset()
+	writeTable(&b, []string{"v"}, [][]any{{strings.Repeat("y", maxCell)}})
+	if strings.Contains(b.String(), "cut") || !strings.Contains(b.String(), strings.Repeat("y", maxCell)) {
+		t.Errorf("a value of exactly %d characters is cut:\n%s", maxCell, b.String())
+	}
+}
