@@ -257,22 +257,21 @@ var cursorUses = map[string]bool{
 // chosen at run time, or a virtual table, reads what no policy allows, and
 // bad says so.
 func readsOf(prog []instr, cat catalog) programReads {
-	r := programReads{
-		rows:  map[*schemaObject]bool{},
-		cols:  map[*schemaObject]map[string]bool{},
-		wide:  map[*schemaObject]bool{},
-		count: map[*schemaObject]bool{},
-		index: map[*schemaObject]map[string]bool{},
-	}
+	// A program that opens no cursor (SELECT 1, a VALUES list) reads
+	// nothing: its maps stay nil, which reads as empty.
+	var r programReads
 	fail := func(why string) {
 		if r.bad == "" {
 			r.bad = why
 		}
 	}
-	cursors := map[int64][]btree{}
+	var cursors map[int64][]btree
 	for _, in := range prog {
 		switch in.Opcode {
 		case "OpenRead", "ReopenIdx":
+			if cursors == nil {
+				cursors = map[int64][]btree{}
+			}
 			switch {
 			case in.P5&0x10 != 0: // OPFLAG_P2ISREG
 				fail("opens a table chosen while it runs")
@@ -287,6 +286,9 @@ func readsOf(prog []instr, cat catalog) programReads {
 					continue
 				}
 				cursors[in.P1] = append(cursors[in.P1], bt)
+				if r.rows == nil {
+					r.rows = map[*schemaObject]bool{}
+				}
 				r.rows[bt.table] = true
 			}
 		case "VOpen", "VFilter", "VColumn", "VNext", "VInitIn", "VCheck":
@@ -299,6 +301,13 @@ func readsOf(prog []instr, cat catalog) programReads {
 			fail("uses sqlite_offset(), which shows where records lie in the file, and so the sizes of what the policy hides")
 		}
 	}
+	if len(cursors) == 0 {
+		return r
+	}
+	r.cols = map[*schemaObject]map[string]bool{}
+	r.wide = map[*schemaObject]bool{}
+	r.count = map[*schemaObject]bool{}
+	r.index = map[*schemaObject]map[string]bool{}
 	read := func(t *schemaObject, col string) {
 		if r.cols[t] == nil {
 			r.cols[t] = map[string]bool{}
