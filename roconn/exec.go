@@ -220,7 +220,12 @@ func cNulText(p uintptr) string {
 func readProgram(pc *capi, st uintptr) ([]instr, error) {
 	tls := pc.tls
 	prog := pc.prog[:0]
-	defer func() { pc.prog = prog[:0] }()
+	defer func() {
+		if cap(prog) > 4096 { // an honest program has hundreds; do not keep a hostile one's megabytes
+			prog = nil
+		}
+		pc.prog = prog[:0]
+	}()
 	for {
 		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
 		case sqlite3.SQLITE_DONE:
