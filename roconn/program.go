@@ -152,7 +152,7 @@ func (db *DB) checkCompiled(ctx context.Context, stmt string, prog []instr) erro
 	if r := checkProgram(prog).refusal(db.lim.Columns); r != nil {
 		return r
 	}
-	if db.noReadCheck {
+	if db.hooks.noReadCheck {
 		return nil
 	}
 	return db.check.check(ctx, stmt, prog)

@@ -38,8 +38,8 @@ import (
 // itself.
 func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	start := time.Now()
-	if db.onQuery != nil {
-		db.onQuery(query)
+	if db.hooks.onQuery != nil {
+		db.hooks.onQuery(query)
 	}
 	stmt, err := single(query)
 	if err != nil {

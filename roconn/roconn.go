@@ -126,12 +126,8 @@ type DB struct {
 	byName  map[string]int // lower-cased name → index in objects
 	stats   stats          // row counts and samples read after Open (see Describe)
 
-	// onQuery, if set (by tests, from the start of Open), is called with
-	// every statement Query is given.
-	onQuery func(query string)
-	// noReadCheck and noAuthorizerProbe take a layer away, for tests (see
-	// testHooks).
-	noReadCheck, noAuthorizerProbe bool
+	// hooks are what tests set from the start of Open (none in Open).
+	hooks testHooks
 
 	// at, if set (by tests), is called as a statement reaches each phase
 	// of Query: "compiled", "checked" (its program passed the check) and
@@ -182,8 +178,8 @@ func Open(ctx context.Context, path string, p *Policy, lim Limits) (*DB, error) 
 	return open(ctx, path, p, lim, testHooks{})
 }
 
-// testHooks are what tests change in a DB from the start of Open: onQuery
-// (see DB.onQuery), and a layer taken away to show that the other one holds
+// testHooks are what tests change in a DB from the start of Open: onQuery,
+// called with every statement Query is given, and a layer taken away to show that the other one holds
 // alone. Open passes none.
 type testHooks struct {
 	onQuery      func(query string)
@@ -225,8 +221,7 @@ func open(ctx context.Context, path string, p *Policy, lim Limits, hooks testHoo
 
 	// The privileged connection stays open for Ping, which runs roconn's
 	// own statement on it; model SQL never reaches it.
-	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check, stats: stats{m: map[int]*statsEntry{}}, onQuery: hooks.onQuery,
-		noReadCheck: hooks.noReadCheck, noAuthorizerProbe: hooks.noAuthorizer}
+	db := &DB{lim: lim, byName: map[string]int{}, health: priv, check: check, stats: stats{m: map[int]*statsEntry{}}, hooks: hooks}
 	if p != nil {
 		db.rules = slices.Clone(p.Rules)
 	}
@@ -457,7 +452,7 @@ func buildAccess(ctx context.Context, priv *privileged, sch *schema, exposed []e
 // write on its own: SQLite asks the authorizer nothing while it compiles
 // VACUUM, so only that check can stop it before it runs.
 func (db *DB) proveReadOnly(ctx context.Context) error {
-	if !db.noAuthorizerProbe {
+	if !db.hooks.noAuthorizer {
 		if err := db.probeAuthorizer(ctx, "CREATE TABLE roconn_probe(x)"); err != nil {
 			return err
 		}

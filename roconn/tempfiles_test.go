@@ -80,8 +80,11 @@ func TestTempFilesBounded(t *testing.T) {
 	}
 }
 
-// TestTempFilesPerConnection: the budget is each connection's own: four
-// statements that each fit run side by side, on four connections, and each
+// TestTempFilesPerConnection: the budget is each connection's own. Four
+// statements run side by side, on four connections; each materializes a
+// CTE of about 14 MB into a temporary file and holds it while it counts a
+// long series, so all four hold theirs at once: under a 24 MiB budget each
+// fits, where one budget shared by the four would refuse some. Each
 // returns plain SQLite's rows.
 func TestTempFilesPerConnection(t *testing.T) {
 	ctx := context.Background()
@@ -91,9 +94,16 @@ func TestTempFilesPerConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	q := distinctPad(120_000)
+	n, loop := 120_000, 1_000_000
 	if roconn.RaceDetector {
-		q = distinctPad(30_000)
+		n, loop = 30_000, 300_000 // 3.5 MB each: under a 6 MiB budget below
+	}
+	q := fmt.Sprintf("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r LIMIT %d), "+
+		"m AS MATERIALIZED (SELECT i, printf('%%.*c', 100, 'x') AS pad FROM r), "+
+		"s(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM s LIMIT %d) "+
+		"SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM s), (SELECT sum(length(pad)) FROM m)", n, loop)
+	if roconn.RaceDetector {
+		db, _ = openFixture(t, roconn.Limits{TempBytes: 6 << 20, Concurrent: 4, Timeout: time.Minute})
 	}
 	_, want, err := plainRows(plain, q)
 	if err != nil {
