@@ -244,7 +244,7 @@ func TestIndexOrderOracle(t *testing.T) {
 // TestSchemaChangeFailsClosed: when the database's owner changes the schema
 // while roconn has it open, nothing new becomes readable, and once a
 // connection has seen the new schema, its programs are refused until
-// roconn is opened again.
+// roconn is opened again; streamed too.
 func TestSchemaChangeFailsClosed(t *testing.T) {
 	db, path := openDoors(t)
 	ctx := context.Background()
@@ -261,6 +261,8 @@ func TestSchemaChangeFailsClosed(t *testing.T) {
 			if strings.Contains(fmt.Sprint(err), "schema changed") {
 				schemaRefusals++
 			}
+			_, given, err := streamAll(ctx, db, q)
+			noLeak(t, "streamed "+q, fmt.Sprint(given, err), doorsPrivate)
 		}
 	}
 	if schemaRefusals == 0 {

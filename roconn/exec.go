@@ -50,11 +50,12 @@ func errorOf(pc *capi, rc int32) *SQLError {
 }
 
 // execute compiles stmt once on pc, reads its program back and checks it,
-// then runs that same compiled statement and collects its rows. It runs on
+// then runs that same compiled statement and collects its rows (or sends
+// them to rows, when it is not nil). It runs on
 // the goroutine that owns pc, and classifies its errors there, while pc's
 // authorizer state is still this statement's.
-func (db *DB) execute(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
-	res, err := db.compileCheckRun(ctx, pc, stmt)
+func (db *DB) execute(ctx context.Context, pc *physConn, stmt string, rows chan<- streamed) (*Result, error) {
+	res, err := db.compileCheckRun(ctx, pc, stmt, rows)
 	if res != nil {
 		res.SQL = stmt
 	}
@@ -70,7 +71,7 @@ func (db *DB) execute(ctx context.Context, pc *physConn, stmt string) (*Result, 
 	return res, db.classify(pc.auth, err)
 }
 
-func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*Result, error) {
+func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string, rows chan<- streamed) (*Result, error) {
 	tls := pc.tls
 	pc.auth.begin(stmt)
 	if pc.temp != nil {
@@ -116,19 +117,21 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 	// file's owner, say) into a program nobody checked. The authorizer
 	// denies it, and the re-prepare count catches what it cannot.
 	sqlite3.Xsqlite3_reset(tls, st)
-	pc.auth.seal()
+	if !db.hooks.noSeal {
+		pc.auth.seal()
+	}
 	defer pc.auth.unseal()
 	if rc := sqlite3.Xsqlite3_stmt_explain(tls, st, 0); rc != sqlite3.SQLITE_OK {
 		return nil, errorOf(&pc.capi, rc)
 	}
-	if reprepared(pc, st) {
+	if db.recompiledSince(pc, st) {
 		return nil, recompiled()
 	}
 	if db.at != nil {
 		db.at("run")
 	}
-	res, err := db.collect(pc, st)
-	if reprepared(pc, st) || pc.auth.sealBroken() {
+	res, err := db.collect(ctx, pc, st, stmt, rows)
+	if db.recompiledSince(pc, st) {
 		return nil, recompiled()
 	}
 	return res, err
@@ -138,6 +141,13 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string) (*
 // the check of its program and its run.
 func recompiled() *Refusal {
 	return &Refusal{Layer: LayerReadOnly, Reason: "the database's schema changed while the statement ran; run it again"}
+}
+
+// recompiledSince reports whether SQLite has compiled st again since its
+// program was checked, by either of two independent records: the sealed
+// authorizer saw a compile, or the statement's re-prepare count moved.
+func (db *DB) recompiledSince(pc *physConn, st uintptr) bool {
+	return pc.auth.sealBroken() || !db.hooks.noRepreparedCheck && reprepared(pc, st)
 }
 
 // reprepared reports whether SQLite has compiled st again since it was
@@ -267,8 +277,16 @@ func (c *capi) opcode(name string) string {
 // more is read to know whether there are more, and then Query returns
 // ErrRowLimit), and at most ResultBytes bytes, counted as values arrive and
 // before each is copied (see Limits.ResultBytes). The number of columns was
-// checked on the program.
-func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
+// checked on the program. When out is not nil, each row is sent there as it
+// is read, with the Result (SQL and columns) as its head, instead of being
+// kept; a send waits for the reader, or for ctx, which ends when the
+// statement is stopped.
+//
+// No row leaves before SQLite has been seen not to compile st again: a
+// re-prepared statement runs a program nobody checked, so each row is
+// looked at only after the re-prepare count and the sealed authorizer say
+// it came from the checked one.
+func (db *DB) collect(ctx context.Context, pc *physConn, st uintptr, stmt string, out chan<- streamed) (*Result, error) {
 	tls := pc.tls
 	n := sqlite3.Xsqlite3_column_count(tls, st)
 	res := &Result{Columns: make([]string, n), Rows: [][]any{}}
@@ -277,10 +295,16 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 		res.Columns[i] = libc.GoString(sqlite3.Xsqlite3_column_name(tls, st, i))
 		size += len(res.Columns[i])
 	}
+	var head *Result
+	if out != nil {
+		res.Rows = nil
+		head = &Result{SQL: stmt, Columns: res.Columns}
+	}
 	tooBig := func(more int) bool {
 		size += more
 		return size > db.lim.ResultBytes
 	}
+	count := 0
 	for {
 		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
 		case sqlite3.SQLITE_DONE:
@@ -289,7 +313,10 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 		default:
 			return nil, errorOf(&pc.capi, rc)
 		}
-		if len(res.Rows) == db.lim.Rows {
+		if db.recompiledSince(pc, st) {
+			return nil, recompiled()
+		}
+		if count == db.lim.Rows {
 			res.Truncated = true
 			return res, fmt.Errorf("%w (the first %d rows are returned)", ErrRowLimit, db.lim.Rows)
 		}
@@ -332,7 +359,16 @@ func (db *DB) collect(pc *physConn, st uintptr) (*Result, error) {
 				row[i] = "x'" + hex.EncodeToString(b) + "'"
 			}
 		}
-		res.Rows = append(res.Rows, row)
+		count++
+		if out == nil {
+			res.Rows = append(res.Rows, row)
+			continue
+		}
+		select {
+		case out <- streamed{head: head, row: row}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 

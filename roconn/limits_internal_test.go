@@ -57,6 +57,62 @@ func TestRecompileFailsClosed(t *testing.T) {
 	}
 }
 
+// TestRecompileEachCheckAlone: of the two records that tell roconn that
+// SQLite compiled a statement again after its program was checked (the
+// sealed authorizer, and the statement's re-prepare count), each alone
+// refuses the re-prepared program, through Query and through Stream, with
+// nothing it read; with neither, the redefined view's e-mail addresses come
+// out, so the test reaches what they guard. The authorizer's own checks,
+// which would refuse the new program's read of the addresses, are off.
+func TestRecompileEachCheckAlone(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name               string
+		noSeal, noReprepCk bool
+	}{
+		{"both", false, false},
+		{"the seal alone", false, true},
+		{"the re-prepare count alone", true, false},
+		{"neither", true, true},
+	} {
+		for _, stream := range []bool{false, true} {
+			path, rw := fixtureRW(t)
+			db, err := open(ctx, path, testPolicyOf(t), Limits{}, testHooks{noSeal: tt.noSeal, noRepreparedCheck: tt.noReprepCk, noAuthorizer: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.at = func(phase string) {
+				if phase == "checked" {
+					if _, err := rw.Exec("DROP VIEW customer_regions; CREATE VIEW customer_regions AS SELECT id, email AS region, signup FROM customers"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			var out string
+			if stream {
+				var given [][]any
+				res, err := db.Stream(ctx, "SELECT region FROM customer_regions", func(_ *Result, row []any) error {
+					given = append(given, row)
+					return nil
+				})
+				out = fmt.Sprint(given, res, err)
+			} else {
+				res, err := db.Query(ctx, "SELECT region FROM customer_regions")
+				var r *Refusal
+				if res != nil && !errors.As(err, &r) {
+					out = fmt.Sprint(res.Rows)
+				}
+				out += fmt.Sprint(err)
+			}
+			db.Close()
+			leaked := strings.Contains(out, "SECRET")
+			if leaked != (tt.name == "neither") {
+				t.Errorf("%s, streamed %v: the re-prepared program's rows leaked %v, want %v: %.200s", tt.name, stream, leaked, tt.name == "neither", out)
+			}
+		}
+	}
+}
+
 func testPolicyOf(t *testing.T) *Policy {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "policy.yaml"))

@@ -642,11 +642,7 @@ func checkGenerated(t *testing.T, db *roconn.DB, plain *sql.DB, seed uint64, c *
 	g := &propGen{r: rand.New(rand.NewPCG(seed, 0x5eed))}
 	q := g.statement()
 	c.generated++
-	res, err := db.Query(context.Background(), q)
-	var rows [][]any
-	if res != nil {
-		rows = res.Rows
-	}
+	res, rows, err := queryOrStream(context.Background(), db, q, seed%2 == 1) // odd statements streamed
 	if v := propLeak(q, rows, fmt.Sprint(err)); v != "" {
 		t.Errorf("seed %d: %s\nleaked %q", seed, q, v)
 	}
@@ -671,6 +667,8 @@ func checkGenerated(t *testing.T, db *roconn.DB, plain *sql.DB, seed uint64, c *
 	switch {
 	case touches && err == nil:
 		t.Errorf("seed %d: %s\nran; it touches what the policy hides", seed, q)
+	case touches && len(rows) > 0:
+		t.Errorf("seed %d: %s\ngave %d rows before %v; it touches what the policy hides", seed, q, len(rows), err)
 	case touches && !errors.As(err, &ref):
 		t.Errorf("seed %d: %s\n%v; want a refusal", seed, q, err)
 	case touches:

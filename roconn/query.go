@@ -37,6 +37,37 @@ import (
 // whose Message is SQLite's, to be shown to the model so it can correct
 // itself.
 func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
+	return db.run(ctx, query, nil)
+}
+
+// Stream runs query as Query does, with every check and limit of Query,
+// but gives each row to each as it is read instead of keeping it: the
+// Result it returns has no Rows. each runs on the calling goroutine; head
+// holds the statement as run and its columns (the same every call), row one
+// row, which each may keep. The row and byte limits count every row given.
+//
+// Every row given comes from the program that was checked (a statement that
+// SQLite compiled again is refused before its first row), but a limit can
+// still stop the statement after some rows were given: Stream then returns
+// the refusal, and the caller says that the rows it showed are not the whole
+// result. If each returns an error, the statement is stopped and Stream
+// returns that error.
+func (db *DB) Stream(ctx context.Context, query string, each func(head *Result, row []any) error) (*Result, error) {
+	if each == nil {
+		return nil, errors.New("roconn: stream: no function for the rows")
+	}
+	return db.run(ctx, query, each)
+}
+
+// A streamed row is one row on its way from the statement's goroutine to
+// Stream's caller.
+type streamed struct {
+	head *Result
+	row  []any
+}
+
+// run is Query, and Stream when each is not nil.
+func (db *DB) run(ctx context.Context, query string, each func(*Result, []any) error) (*Result, error) {
 	start := time.Now()
 	if db.hooks.onQuery != nil {
 		db.hooks.onQuery(query)
@@ -45,32 +76,57 @@ func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := db.pool.start(ctx, func(ctx context.Context, pc *physConn) (*Result, error) { return db.execute(ctx, pc, stmt) })
+	var rows chan streamed
+	if each != nil {
+		rows = make(chan streamed, streamBuffer)
+	}
+	j, err := db.pool.start(ctx, func(ctx context.Context, pc *physConn) (*Result, error) { return db.execute(ctx, pc, stmt, rows) })
 	if err != nil {
 		return nil, fmt.Errorf("roconn: query: %w", err)
 	}
-	res, err := db.wait(ctx, j)
+	res, err := db.wait(ctx, j, rows, each)
 	if res != nil {
 		res.Elapsed = time.Since(start)
 	}
 	return res, err
 }
 
+// streamBuffer is how many rows a streamed statement may read ahead of its
+// caller.
+const streamBuffer = 16
+
 // wait waits for j, for the time limit, which runs from when j got its
-// connection, and for ctx. At the limit, or when ctx ends, it interrupts the
-// statement and gives it grace to return; past that it abandons it, so
-// control returns within the limit plus grace whatever SQLite is doing.
-func (db *DB) wait(ctx context.Context, j *job) (*Result, error) {
+// connection, and for ctx, giving each row that arrives on rows to each. At
+// the limit, when ctx ends, or when each fails, it interrupts the statement
+// and gives it grace to return; past that it abandons it, so control returns
+// within the limit plus grace whatever SQLite is doing.
+func (db *DB) wait(ctx context.Context, j *job, rows chan streamed, each func(*Result, []any) error) (*Result, error) {
 	limit := time.NewTimer(db.lim.Timeout)
 	defer limit.Stop()
 	var stopped error
-	select {
-	case <-j.done:
-		return j.res, j.err
-	case <-limit.C:
-		stopped = &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
-	case <-ctx.Done():
-		stopped = fmt.Errorf("roconn: query: %w", ctx.Err())
+	for stopped == nil {
+		select {
+		case <-j.done:
+			// The statement has ended: what it read is all in the buffer.
+			for {
+				select {
+				case r := <-rows:
+					if err := each(r.head, r.row); err != nil {
+						return nil, err
+					}
+				default:
+					return j.res, j.err
+				}
+			}
+		case r := <-rows:
+			if err := each(r.head, r.row); err != nil {
+				stopped = err
+			}
+		case <-limit.C:
+			stopped = &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
+		case <-ctx.Done():
+			stopped = fmt.Errorf("roconn: query: %w", ctx.Err())
+		}
 	}
 	db.pool.stop(j)
 	g := time.NewTimer(grace)
@@ -84,8 +140,9 @@ func (db *DB) wait(ctx context.Context, j *job) (*Result, error) {
 		<-j.done // it ended just now
 	}
 	// A statement that finished in spite of the interrupt stands, unless
-	// the caller has gone.
-	if ctx.Err() == nil && (j.err == nil || errors.Is(j.err, ErrRowLimit)) {
+	// the caller has gone; a streamed one does not, as rows it read past
+	// the interrupt were dropped.
+	if rows == nil && ctx.Err() == nil && (j.err == nil || errors.Is(j.err, ErrRowLimit)) {
 		return j.res, j.err
 	}
 	return nil, stopped

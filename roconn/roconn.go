@@ -9,6 +9,9 @@
 //     statement per call.
 //   - Query never returns, and never puts in an error, a value of a column
 //     the policy does not expose.
+//   - Stream, which gives the rows to its caller as they are read, holds
+//     to the same contract, row by row: every row it gives comes from the
+//     program that was checked.
 //   - Every statement is bounded in time, rows, columns, value size, result
 //     size, memory and temporary storage (see Bounds below), and a statement
 //     that was stopped is never retried.
@@ -22,7 +25,10 @@
 // compiled statement is then switched out of EXPLAIN mode
 // (sqlite3_stmt_explain) and run, so the program checked is the program that
 // runs. A statement SQLite would compile again between the check and the run
-// (after a schema change by the file's owner) is refused instead. The
+// (after a schema change by the file's owner) is refused instead, before its
+// first row, by two independent records: the authorizer, sealed while the
+// checked program runs, denies and remembers any compile, and the
+// statement's re-prepare count is read before each row. The
 // refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //
@@ -185,6 +191,9 @@ type testHooks struct {
 	onQuery      func(query string)
 	noAuthorizer bool // the authorizer allows everything (and Open does not probe it)
 	noReadCheck  bool // the compiled program's reads are not checked (its writes still are)
+
+	noSeal            bool // the authorizer is not sealed while a checked program runs
+	noRepreparedCheck bool // the statement's re-prepare count is not looked at
 }
 
 // open is Open, with hooks set from the start.

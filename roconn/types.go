@@ -84,7 +84,7 @@ const (
 type Result struct {
 	SQL       string   // the statement as run: the query without a trailing ';' and what follows it
 	Columns   []string // result column names
-	Rows      [][]any  // at most Limits.Rows rows
+	Rows      [][]any  // at most Limits.Rows rows; none from Stream, which gives them as they are read
 	Truncated bool     // true when rows beyond Limits.Rows were cut (Query also returns ErrRowLimit)
 	Elapsed   time.Duration
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"sqlbot/agent"
 	"sqlbot/agent/present"
@@ -34,28 +35,63 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	res, err := agent.Checked{Guard: guard.New(db.Limits().Rows), DB: db}.Query(ctx, query)
-	if layer, reason, ok := agent.RefusalOf(err); ok {
-		if *asJSON {
+	if *asJSON {
+		res, err := agent.Checked{Guard: guard.New(db.Limits().Rows), DB: db}.Query(ctx, query)
+		if layer, reason, ok := agent.RefusalOf(err); ok {
 			return a.printJSONCode(exitRefused, map[string]any{"refused": true, "layer": layer, "reason": reason})
 		}
-		fmt.Fprintf(a.stdout, "refused by %s (%s): %s\n", layer.Name(), layer, present.Line(reason))
-		return &exitErr{code: exitRefused}
+		if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
+			return a.printJSONCode(exitError, map[string]any{"error": err.Error()})
+		}
+		return a.printJSONCode(exitOK, sqlJSON(res))
+	}
+
+	// The guard, then roconn, as agent.Checked runs them, with the rows
+	// printed as they are read.
+	stmt, err := guard.New(db.Limits().Rows).Check(query)
+	var tab *tableWriter
+	var held *time.Timer
+	res := (*roconn.Result)(nil)
+	if err == nil {
+		res, err = db.Stream(ctx, stmt, func(head *roconn.Result, row []any) error {
+			if tab == nil {
+				fmt.Fprintf(a.stdout, "%s\n\n", present.Block(head.SQL))
+				tab = newTableWriter(a.stdout, head.Columns)
+				held = time.AfterFunc(tableHold, tab.start)
+			}
+			tab.add(row)
+			return nil
+		})
+	}
+	if tab != nil {
+		held.Stop()
 	}
 	if err != nil && !errors.Is(err, roconn.ErrRowLimit) {
-		if *asJSON {
-			return a.printJSONCode(exitError, map[string]any{"error": err.Error()})
+		if tab != nil {
+			// The rows printed stand: each came from the checked program.
+			// They are not the whole result.
+			tab.close()
+			fmt.Fprintf(a.stdout, "(%s read before the statement was stopped; not the whole result)\n", present.Plural(tab.count(), "row"))
+		}
+		if layer, reason, ok := agent.RefusalOf(err); ok {
+			fmt.Fprintf(a.stdout, "refused by %s (%s): %s\n", layer.Name(), layer, present.Line(reason))
+			return &exitErr{code: exitRefused}
 		}
 		return a.statementError(ctx, "the statement", err)
 	}
-	if *asJSON {
-		return a.printJSONCode(exitOK, sqlJSON(res))
+	if tab == nil {
+		fmt.Fprintf(a.stdout, "%s\n\n", present.Block(res.SQL))
+		tab = newTableWriter(a.stdout, res.Columns)
 	}
-	fmt.Fprintf(a.stdout, "%s\n\n", present.Block(res.SQL))
-	writeTable(a.stdout, res.Columns, res.Rows)
-	fmt.Fprintf(a.stdout, "(%s, %.0f ms)\n", rowsNote(len(res.Rows), res.Truncated), float64(res.Elapsed.Microseconds())/1000)
+	tab.close()
+	fmt.Fprintf(a.stdout, "(%s, %.0f ms)\n", rowsNote(tab.count(), res.Truncated), float64(res.Elapsed.Microseconds())/1000)
 	return nil
 }
+
+// tableHold is how long `sql` holds the first rows of a result, to size the
+// table's columns by them, before it prints them and every later row as
+// it is read. Most results are read whole well within it.
+const tableHold = 250 * time.Millisecond
 
 // statementError is what a person is told of a statement (which) that
 // failed without a refusal: SQLite's own words about it ("no such column:

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"sqlbot/agent/present"
 )
 
 // TestWriteTable: numbers right-aligned, NULL shown, and no value can redraw
@@ -72,5 +79,119 @@ func TestWriteTableCutsLongValues(t *testing.T) {
 	writeTable(&b, []string{"v"}, [][]any{{strings.Repeat("y", maxCell)}})
 	if strings.Contains(b.String(), "cut") || !strings.Contains(b.String(), strings.Repeat("y", maxCell)) {
 		t.Errorf("a value of exactly %d characters is cut:\n%s", maxCell, b.String())
+	}
+}
+
+// referenceTable is the table tablewriter draws of rows, configured as
+// sqlbot drew its tables before it drew them as rows arrive: the
+// reference a tableWriter given every row before it starts must match.
+func referenceTable(columns []string, rows [][]any) string {
+	var b strings.Builder
+	align := make([]tw.Align, len(columns))
+	for i := range align {
+		align[i] = tw.AlignRight
+		for _, r := range rows {
+			if _, isText := r[i].(string); isText {
+				align[i] = tw.AlignLeft
+				break
+			}
+		}
+	}
+	t := tablewriter.NewTable(&b, tablewriter.WithConfig(tablewriter.Config{
+		Header: tw.CellConfig{Formatting: tw.CellFormatting{AutoFormat: tw.Off}},
+		Row: tw.CellConfig{
+			Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+			Alignment:  tw.CellAlignment{PerColumn: align},
+		},
+	}))
+	header := make([]any, len(columns))
+	for i, c := range columns {
+		header[i] = present.Line(c)
+	}
+	t.Header(header...)
+	cut := 0
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = present.Value(v)
+			if utf8.RuneCountInString(cells[i]) > maxCell {
+				cells[i] = present.Ellipsize(cells[i], maxCell)
+				cut++
+			}
+		}
+		t.Append(cells)
+	}
+	t.Render()
+	if cut > 0 {
+		fmt.Fprintf(&b, "(%s longer than %d characters cut, ending in …; --json prints every value whole)\n", present.Plural(cut, "value"), maxCell)
+	}
+	return b.String()
+}
+
+// TestTableSameAsTablewriter: on generated results (numbers, NULLs, empty
+// and spaced text, wide and combining characters, long values, odd column
+// names), the table drawn as rows arrive is, when every row arrives before
+// it starts, byte for byte the table tablewriter draws.
+func TestTableSameAsTablewriter(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 12))
+	texts := []string{"", " ", "a", "ab c", "  lead", "trail  ", "日本語", "é", "e\u0301", "🙂", "x\ty", "a\nb", "NULL", "-3",
+		strings.Repeat("w", maxCell), strings.Repeat("v", maxCell+1), strings.Repeat("日", 150)}
+	value := func() any {
+		switch r.IntN(5) {
+		case 0:
+			return r.Int64N(2_000_000) - 1_000_000
+		case 1:
+			return float64(r.IntN(100000)) / 8
+		case 2:
+			return nil
+		}
+		return texts[r.IntN(len(texts))]
+	}
+	for n := range 2000 {
+		cols := make([]string, 1+r.IntN(4))
+		for i := range cols {
+			cols[i] = []string{"id", "", "name", "a b", "日付", "total_amount", "x"}[r.IntN(7)]
+		}
+		rows := make([][]any, r.IntN(7))
+		for i := range rows {
+			rows[i] = make([]any, len(cols))
+			for j := range cols {
+				rows[i][j] = value()
+			}
+		}
+		var b strings.Builder
+		writeTable(&b, cols, rows)
+		if got, want := b.String(), referenceTable(cols, rows); got != want {
+			t.Fatalf("case %d, %q %v:\n got\n%s\nwant\n%s", n, cols, rows, got, want)
+		}
+	}
+}
+
+// TestTableAsRowsArrive: rows given after start are printed at once, in
+// the columns the earlier rows set; a wider later value is printed whole;
+// a start with no row yet waits for the first.
+func TestTableAsRowsArrive(t *testing.T) {
+	var b strings.Builder
+	tab := newTableWriter(&b, []string{"id", "name"})
+	tab.start() // no row yet
+	if b.Len() != 0 {
+		t.Fatalf("printed before any row:\n%s", b.String())
+	}
+	tab.add([]any{int64(1), "ann"})
+	first := b.String()
+	if !strings.Contains(first, "│  1 │ ann  │") {
+		t.Fatalf("the first row is not printed when it arrives:\n%s", first)
+	}
+	tab.add([]any{int64(22), "bo"})
+	if !strings.HasSuffix(b.String(), "│ 22 │ bo   │\n") {
+		t.Fatalf("the second row is not printed when it arrives:\n%s", b.String())
+	}
+	tab.add([]any{int64(333), "a longer name"})
+	if !strings.HasSuffix(b.String(), "│ 333 │ a longer name │\n") {
+		t.Fatalf("a wider later row is not printed whole:\n%s", b.String())
+	}
+	tab.close()
+	if !strings.HasSuffix(b.String(), "└────┴──────┘\n") {
+		t.Fatalf("no bottom border:\n%s", b.String())
 	}
 }
