@@ -218,3 +218,36 @@ func TestStreamLimits(t *testing.T) {
 		t.Errorf("cancelled caller: %v, want context.Canceled and no refusal", err)
 	}
 }
+
+// BenchmarkStream: what giving rows as they are read costs against
+// keeping them, on one row and on the row cap's 200.
+//
+//	go test -run '^$' -bench BenchmarkStream -benchtime 5000x ./roconn
+func BenchmarkStream(b *testing.B) {
+	path, p := shop(b)
+	db, err := roconn.Open(context.Background(), path, p, roconn.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for name, q := range map[string]string{
+		"rows=1":   "SELECT 1",
+		"rows=200": "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 200) SELECT x, 'row ' || x FROM n",
+	} {
+		b.Run(name+"/mode=query", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := db.Query(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/mode=stream", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := db.Stream(ctx, q, func(*roconn.Result, []any) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
