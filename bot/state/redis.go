@@ -54,8 +54,9 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 
 // Redis is a Store in Redis, shared by every replica that uses the same
 // server and prefix. Claims and locks are SET NX PX (a lock is released or
-// extended only by its token, in a script); each limit decision, verification
-// and listing is one Lua script, so it is atomic. Verified answers and reports
+// extended only by its token, in a script); each limit decision, Take (a
+// claim and its decision), verification and listing is one Lua script, so it
+// is atomic. Verified answers and reports
 // have no TTL and last as long as Redis keeps its data (configure persistence).
 // It is meant for one Redis server (or a failover pair), not a Redis Cluster.
 type Redis struct {
