@@ -173,15 +173,6 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	// claim here, four writes a question, one writer at a time: at 50
 	// questions at once, over 100 ms for the last (issue 12).
 	q.Add("_pragma", "synchronous(NORMAL)")
-	// A new file gets pages of 1 KiB, not SQLite's 4 KiB: the rows are
-	// small, so a commit dirties about as many pages either way, and every
-	// dirty page is written whole to the log and, at the checkpoint,
-	// synced and copied into the file. The checkpoint's syncs, which the
-	// writer's next commit waits for, take time in proportion to the bytes
-	// written since the last one. A file made before keeps its page size
-	// (changing it takes a VACUUM outside WAL mode, with no other process
-	// on the file).
-	q.Add("_pragma", "page_size("+strconv.Itoa(newPageSize)+")")
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 	// Every connection is kept open once made: one closed for being idle
 	// (past database/sql's default of two) would be opened again at the
@@ -212,14 +203,6 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	}
 	return s, nil
 }
-
-// newPageSize is the page size of a new state file.
-const newPageSize = 1024
-
-// logCheckpointBytes is about how large the log grows before the writer's
-// commit checkpoints it: SQLite's default of 1,000 pages of 4 KiB, kept in
-// bytes whatever the file's page size.
-const logCheckpointBytes = 1000 * 4096
 
 // maxReaders is how many connections one SQLite value keeps for reads
 // outside a write, besides its writer's.
@@ -353,16 +336,6 @@ func (s *SQLite) init(ctx context.Context) error {
 	}
 	if mode != "wal" {
 		return fmt.Errorf("enable WAL: journal mode is %q", mode)
-	}
-	// The writer is the only connection that commits, so it is the one
-	// that checkpoints. (Were its connection opened again, it would
-	// checkpoint at SQLite's default of 1,000 pages: sooner, never later.)
-	var page int
-	if err := s.wdb.QueryRowContext(ctx, "PRAGMA page_size").Scan(&page); err != nil {
-		return fmt.Errorf("read page size: %w", err)
-	}
-	if _, err := s.wdb.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(max(1000, logCheckpointBytes/page))); err != nil {
-		return fmt.Errorf("set checkpoint: %w", err)
 	}
 	return s.write(ctx, func(w *wtx) error {
 		tx := w.tx

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,41 +39,4 @@ func TestSQLiteLogStaysBounded(t *testing.T) {
 		t.Errorf("log of %d KiB after 8,000 writes, want at most %d KiB", fi.Size()>>10, max>>10)
 	}
 	t.Logf("log of %d KiB after 8,000 writes", fi.Size()>>10)
-}
-
-// A new state file has pages of 1 KiB and is checkpointed at about 4 MiB of
-// log (4,000 pages); a file made with SQLite's 4 KiB pages keeps them, and
-// is checkpointed at SQLite's default of 1,000 pages, the same 4 MiB.
-func TestSQLitePageSize(t *testing.T) {
-	pageAndCheckpoint := func(s *SQLite) (page, pages int) {
-		t.Helper()
-		if err := s.wdb.QueryRowContext(t.Context(), "PRAGMA page_size").Scan(&page); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.wdb.QueryRowContext(t.Context(), "PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
-			t.Fatal(err)
-		}
-		return page, pages
-	}
-	if page, pages := pageAndCheckpoint(openTemp(t, SQLiteOptions{})); page != 1024 || pages != 4000 {
-		t.Errorf("new file: page size %d, checkpoint at %d pages; want 1024, 4000", page, pages)
-	}
-
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(4096)&_journal_mode=WAL")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.ExecContext(t.Context(), "CREATE TABLE x (y)"); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	s, err := OpenSQLite(t.Context(), path, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if page, pages := pageAndCheckpoint(s); page != 4096 || pages != 1000 {
-		t.Errorf("file of 4 KiB pages: page size %d, checkpoint at %d pages; want 4096, 1000", page, pages)
-	}
 }
