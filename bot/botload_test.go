@@ -42,6 +42,7 @@ var (
 	botLoadMentions  = flag.Int("botload.mentions", 50, "TestBotLoadOverhead: mentions sent at once per round")
 	botLoadQuestions = flag.Int("botload.questions", 10_000, "TestBotLoadMemory: questions in all (sampled every 1,000)")
 	botLoadState     = flag.String("botload.state", "memory", "TestBotLoadMemory: the bot's Store, memory or sqlite")
+	botLoadVerified  = flag.Int("botload.verified", 0, "TestBotLoadOverhead: verified answers in the Store before the first round (the bot reads them for every question)")
 )
 
 // fastResult is what the fast Answerer returns to every question: one row,
@@ -270,6 +271,19 @@ func TestBotLoadOverhead(t *testing.T) {
 	logs := &syncBuffer{}
 	cfg := loadBotConfig(sb)
 	cfg.State = loadState(t, *botLoadState, filepath.Join(t.TempDir(), "state.db"))
+	if *botLoadVerified > 0 {
+		if cfg.State == nil {
+			cfg.State = state.NewMemory(time.Now)
+		}
+		for i := range *botLoadVerified {
+			err := cfg.State.Verify(t.Context(), state.Verification{Channel: "C0LOAD", TS: fmt.Sprintf("1700000000.%06d", i),
+				Question: fmt.Sprintf("how many orders were placed in week %d?", i), SQL: "SELECT count(*) AS orders FROM orders WHERE week = " + strconv.Itoa(i),
+				Checksum: "sha256:0", Source: "load", User: "U0VERIFIER", At: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	b, err := bot.New(cfg, fastAnswerer{}, nil, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +357,7 @@ func TestBotLoadOverhead(t *testing.T) {
 	t.Logf("pooled (%d mentions each): sqlbot p50 %.2f p99 %.2f ms, floor p50 %.2f p99 %.2f ms (ratio %.2f); acks p99 sqlbot %.2f ms, floor %.2f ms",
 		len(pooled[0]), ms(slacktest.Percentile(pooled[0], 50)), ms(slacktest.Percentile(pooled[0], 99)), ms(slacktest.Percentile(pooled[1], 50)), ms(slacktest.Percentile(pooled[1], 99)),
 		ms(slacktest.Percentile(pooled[0], 99))/ms(slacktest.Percentile(pooled[1], 99)), ms(slacktest.Percentile(pooledAcks[0], 99)), ms(slacktest.Percentile(pooledAcks[1], 99)))
-	t.Logf("state %s; load average: %s", *botLoadState, loadAverage())
+	t.Logf("state %s, %d verified answers; load average: %s", *botLoadState, *botLoadVerified, loadAverage())
 }
 
 func loadAverage() string {

@@ -102,7 +102,7 @@ func fullWindow(b *testing.B, name string, c *clock, n int) state.Store {
 // answers are verified. Besides ns/op it reports each call's share, in
 // µs a question.
 func BenchmarkQuestion(b *testing.B) {
-	for _, name := range []string{"memory", "sqlite"} {
+	for _, name := range []string{"memory", "sqlite", "redis"} {
 		b.Run(name, func(b *testing.B) {
 			c := newClock()
 			s := benchStore(b, name, c)
@@ -165,6 +165,8 @@ func benchStore(b *testing.B, name string, c *clock) state.Store {
 		}
 		b.Cleanup(func() { s.Close() })
 		return s
+	case "redis":
+		return newRedis(b, startRedis(b), prefix(b), c)
 	}
 	b.Fatalf("no backend %q", name)
 	return nil

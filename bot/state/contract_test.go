@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,6 +80,7 @@ func runContract(t *testing.T, be backend) {
 		{"Cache", testCache},
 		{"Verified", testVerified},
 		{"VerifiedList", testVerifiedList},
+		{"VerifiedListFresh", testVerifiedListFresh},
 		{"Reports", testReports},
 		{"Lock", testLock},
 		{"LockConcurrent", testLockConcurrent},
@@ -650,6 +653,66 @@ func testVerifiedList(t *testing.T, _ *clock, a, b state.Store) {
 	}
 	if got := list(t, a, 2); len(got) != 2 || got[0].Channel != "C" || got[1].Channel != "C/1" {
 		t.Errorf("answers with '/' in their ids: %+v", got)
+	}
+}
+
+// A list is never older than the last change through either replica: each
+// read after a mark, a withdrawal or a new answer, through one replica or
+// the other, shows it at once, a shorter list after a longer one is its
+// first answers, and what a caller does to a list it was given changes
+// nothing for later callers.
+func testVerifiedListFresh(t *testing.T, _ *clock, a, b state.Store) {
+	ctx := t.Context()
+	tsOf := func(vs []state.Verified) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.TS+"/"+strconv.Itoa(len(v.Votes)))
+		}
+		return strings.Join(out, " ")
+	}
+	check := func(s state.Store, n int, want string) {
+		t.Helper()
+		for range 2 { // again, unchanged
+			if got := tsOf(list(t, s, n)); got != want {
+				t.Fatalf("ListVerified(%d) = %q, want %q", n, got, want)
+			}
+		}
+	}
+	check(a, 10, "")
+	check(b, 10, "")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.Verify(ctx, verification("C1", "1.0", "U1", at(10))))
+	check(b, 10, "1.0/1")
+	check(a, 10, "1.0/1")
+	must(b.Verify(ctx, verification("C1", "2.0", "U1", at(20))))
+	check(a, 10, "2.0/1 1.0/1")
+	check(a, 1, "2.0/1")
+	must(a.Verify(ctx, verification("C1", "1.0", "U2", at(30)))) // a second mark: same order, two votes
+	check(b, 10, "2.0/1 1.0/2")
+	check(b, 1, "2.0/1")
+	must(b.Verify(ctx, verification("C1", "3.0", "U1", at(40))))
+	check(a, 2, "3.0/1 2.0/1")
+	check(a, 10, "3.0/1 2.0/1 1.0/2")
+	if _, err := a.Unverify(ctx, "C1", "2.0", "U1"); err != nil {
+		t.Fatal(err)
+	}
+	check(b, 10, "3.0/1 1.0/2")
+	check(a, 10, "3.0/1 1.0/2")
+	if _, err := b.Unverify(ctx, "C1", "1.0", "U1"); err != nil {
+		t.Fatal(err)
+	}
+	check(a, 10, "3.0/1 1.0/1")
+
+	got := list(t, a, 10)
+	got[0].TS = "changed"
+	got[1].Votes[0].User = "changed"
+	if again := list(t, a, 10); again[0].TS != "3.0" || again[1].Votes[0].User != "U2" {
+		t.Errorf("a caller's change to its list showed in the next: %+v", again)
 	}
 }
 

@@ -332,9 +332,19 @@ func (f *Failover) Allow(ctx context.Context, user string, l Limits) (Verdict, e
 	return f.local.Allow(ctx, user, l)
 }
 
-// Take implements Taker, with Claim and Allow, each answered by Redis or
+// Take implements Taker: by Redis in one call, or, when Redis is away (or
+// fails during the call), with Claim and Allow, each answered by Redis or
 // locally as it goes.
 func (f *Failover) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
+	var first bool
+	var v Verdict
+	handled, err := f.shared(ctx, func(ctx context.Context) (err error) {
+		first, v, err = f.r.Take(ctx, key, ttl, user, l)
+		return err
+	})
+	if handled {
+		return first, v, err
+	}
 	return claimThenAllow(ctx, f, key, ttl, user, l)
 }
 

@@ -273,3 +273,71 @@ func TestFailoverClose(t *testing.T) {
 		t.Fatal("Close did not return within 5 s")
 	}
 }
+
+// Take goes to Redis in one call while Redis is there and is answered from
+// per-process state while it is away (the first Take after it died
+// included); the claims taken meanwhile reach Redis when it returns.
+func TestFailoverTakeWhileRedisAway(t *testing.T) {
+	ctx := t.Context()
+	srv := startRedis(t)
+	p := prefix(t)
+	r, err := state.NewRedis(srv.URL(), state.RedisOptions{Prefix: p, Timeout: slowMachine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := state.NewFailover(ctx, r, discard(), state.FailoverOptions{Probe: 200 * time.Millisecond, CallTimeout: slowMachine})
+	defer f.Close()
+	other := newRedis(t, srv, p, nil) // another replica, on Redis alone
+	l := state.Limits{PerMinute: 2, PerDay: 40, GlobalPerDay: 600}
+	take := func(s state.Store, key, user string) (bool, state.Rule) {
+		t.Helper()
+		first, v, err := s.Take(ctx, key, time.Hour, user, l)
+		if err != nil {
+			t.Fatalf("Take(%q): %v", key, err)
+		}
+		return first, v.Rule
+	}
+	if first, rule := take(f, "m1", "U1"); !first || rule != state.RuleNone {
+		t.Fatalf("m1: first=%v, rule %q; want first, accepted", first, rule)
+	}
+	if first, _ := take(other, "m1", "U1"); first {
+		t.Fatal("m1 taken again by the other replica")
+	}
+	if first, rule := take(other, "m2", "U1"); !first || rule != state.RuleNone {
+		t.Fatalf("m2 on the other replica: first=%v, rule %q; want first, accepted (U1's second)", first, rule)
+	}
+	if _, rule := take(f, "m3", "U1"); rule != state.RuleUserMinute {
+		t.Fatalf("m3: rule %q, want user_minute: the limit is not shared", rule)
+	}
+
+	srv.Stop()
+	if first, rule := take(f, "m4", "U2"); !first || rule != state.RuleNone {
+		t.Fatalf("m4, the first Take after Redis died: first=%v, rule %q; want first, accepted", first, rule)
+	}
+	if f.Health().OK {
+		t.Fatal("healthy after Redis died")
+	}
+	if first, _ := take(f, "m4", "U2"); first {
+		t.Error("m4 taken twice while degraded")
+	}
+	if first, rule := take(f, "m5", "U2"); !first || rule != state.RuleNone {
+		t.Errorf("m5: first=%v, rule %q; want first, accepted", first, rule)
+	}
+	if _, rule := take(f, "m6", "U2"); rule != state.RuleUserMinute {
+		t.Errorf("m6: rule %q, want user_minute: per-process limits do not hold", rule)
+	}
+
+	srv.Start()
+	waitHealth(t, f, true, 10*time.Second)
+	for _, key := range []string{"m4", "m5", "m6"} {
+		if first, _ := take(other, key, "U3"); first {
+			t.Errorf("%s, taken while degraded, is free in Redis: it would be answered twice", key)
+		}
+	}
+	if first, _ := take(f, "m7", "U4"); !first {
+		t.Error("m7 after the return: not first")
+	}
+	if first, _ := take(other, "m7", "U4"); first {
+		t.Error("m7: claims are not shared after the return")
+	}
+}

@@ -54,8 +54,9 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 
 // Redis is a Store in Redis, shared by every replica that uses the same
 // server and prefix. Claims and locks are SET NX PX (a lock is released or
-// extended only by its token, in a script); each limit decision, verification
-// and listing is one Lua script, so it is atomic. Verified answers and reports
+// extended only by its token, in a script); each limit decision, Take (a
+// claim and its decision), verification and listing is one Lua script, so it
+// is atomic. Verified answers and reports
 // have no TTL and last as long as Redis keeps its data (configure persistence).
 // It is meant for one Redis server (or a failover pair), not a Redis Cluster.
 type Redis struct {
@@ -63,7 +64,7 @@ type Redis struct {
 	prefix string
 	now    func() time.Time // nil: the server's clock
 
-	allow, verify, unverify, list, unlock, extend, saveIfNewer *redis.Script
+	allow, take, verify, unverify, list, unlock, extend, saveIfNewer *redis.Script
 }
 
 // NewRedis returns a Redis Store for a redis:// or rediss:// (TLS) URL. It
@@ -106,7 +107,7 @@ func NewRedis(rawURL string, opt RedisOptions) (*Redis, error) {
 		prefix = DefaultRedisPrefix
 	}
 	return &Redis{c: redis.NewClient(o), prefix: prefix, now: opt.Now,
-		allow: redis.NewScript(allowScript), verify: redis.NewScript(verifyScript),
+		allow: redis.NewScript(allowScript), take: redis.NewScript(takeScript), verify: redis.NewScript(verifyScript),
 		unverify: redis.NewScript(unverifyScript), list: redis.NewScript(listScript),
 		unlock: redis.NewScript(unlockScript), extend: redis.NewScript(extendScript),
 		saveIfNewer: redis.NewScript(saveReportIfNewerScript)}, nil
@@ -171,7 +172,28 @@ end
 // member suffix. Scores are times in ms. It returns {rule, count, wait ms,
 // tell}. Every step is O(log n) in the size of a set: the nth newest member
 // is read by rank, never by walking the window.
-const allowScript = scriptNow + `
+const allowScript = scriptNow + allowBody
+
+// takeScript claims a message and, if it was the first, decides on its
+// question, in one script: one round trip where Claim and then Allow take
+// two. KEYS and ARGV are allowScript's, then KEYS[4] is the claim's key and
+// ARGV[6] its ttl in ms, and ARGV[7] is "1" to claim (else the key is
+// empty: always first, never recorded). It returns {0} when the message was
+// claimed before (nothing counted), else {1} followed by allowScript's
+// answer.
+const takeScript = scriptNow + `
+local function decide()
+` + allowBody + `
+end
+if ARGV[7] == '1' and not redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[6]) then
+  return {0}
+end
+local v = decide()
+return {1, v[1], v[2], v[3], v[4]}
+`
+
+// allowBody is allowScript after scriptNow, a chunk that returns its answer.
+const allowBody = `
 local pm, pd, pg = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local minute, day = 60000, 86400000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - day)
@@ -216,14 +238,26 @@ func (r *Redis) Allow(ctx context.Context, user string, l Limits) (Verdict, erro
 	if err != nil {
 		return Verdict{}, err
 	}
-	res, err := r.allow.Run(ctx, r.c,
-		[]string{r.key("limit", "user", user), r.key("limit", "global"), r.key("limit", "told", user)},
-		r.nowArg(), l.PerMinute, l.PerDay, l.GlobalPerDay, id).Slice()
+	res, err := r.allow.Run(ctx, r.c, r.limitKeys(user), r.nowArg(), l.PerMinute, l.PerDay, l.GlobalPerDay, id).Slice()
 	if err != nil {
 		return Verdict{}, fmt.Errorf("state: allow: %w", err)
 	}
+	v, err := verdictOf(res)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("state: allow: %w", err)
+	}
+	return v, nil
+}
+
+// limitKeys are allowScript's keys for a question from user.
+func (r *Redis) limitKeys(user string) []string {
+	return []string{r.key("limit", "user", user), r.key("limit", "global"), r.key("limit", "told", user)}
+}
+
+// verdictOf reads allowScript's answer.
+func verdictOf(res []any) (Verdict, error) {
 	if len(res) != 4 {
-		return Verdict{}, fmt.Errorf("state: allow: the script returned %d values", len(res))
+		return Verdict{}, fmt.Errorf("the script returned %d values", len(res))
 	}
 	rule, _ := res[0].(string)
 	count, _ := res[1].(int64)
@@ -232,9 +266,36 @@ func (r *Redis) Allow(ctx context.Context, user string, l Limits) (Verdict, erro
 	return Verdict{Rule: Rule(rule), Count: int(count), Wait: msDur(wait), Tell: tell == 1}, nil
 }
 
-// Take implements Taker: the claim, then the decision, in two calls.
+// Take implements Taker, in one script (takeScript): one round trip, and
+// the claim and the decision one atomic step.
 func (r *Redis) Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (bool, Verdict, error) {
-	return claimThenAllow(ctx, r, key, ttl, user, l)
+	if err := checkTTL("take", ttl); err != nil {
+		return false, Verdict{}, err
+	}
+	id, err := newToken()
+	if err != nil {
+		return false, Verdict{}, err
+	}
+	claim := "0"
+	if key != "" {
+		claim = "1"
+	}
+	res, err := r.take.Run(ctx, r.c, append(r.limitKeys(user), r.key("claim", key)),
+		r.nowArg(), l.PerMinute, l.PerDay, l.GlobalPerDay, id, max(1, ttl.Milliseconds()), claim).Slice()
+	if err != nil {
+		return false, Verdict{}, fmt.Errorf("state: take: %w", err)
+	}
+	if len(res) == 0 {
+		return false, Verdict{}, errors.New("state: take: the script returned nothing")
+	}
+	if first, _ := res[0].(int64); first != 1 {
+		return false, Verdict{}, nil
+	}
+	v, err := verdictOf(res[1:])
+	if err != nil {
+		return false, Verdict{}, fmt.Errorf("state: take: %w", err)
+	}
+	return true, v, nil
 }
 
 // Turns implements Threads.

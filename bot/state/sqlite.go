@@ -26,7 +26,7 @@ const DefaultBusyTimeout = 5 * time.Second
 
 // schemaVersion is the version of the schema below, kept in the file's
 // user_version. Append a migration for each new version; never edit one.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migration returns the statements that take a file from user_version v
 // to v+1.
@@ -49,6 +49,19 @@ func migration(v int) (string, error) {
 		PRIMARY KEY (channel, ts, user)) WITHOUT ROWID;
 	CREATE TABLE reports (key TEXT PRIMARY KEY, at INTEGER NOT NULL, data BLOB NOT NULL);
 	CREATE TABLE locks (name TEXT PRIMARY KEY, token TEXT NOT NULL, expires INTEGER NOT NULL) WITHOUT ROWID;`, nil
+	case 1:
+		// verified_gen counts the changes to the verified answers, so that
+		// a process can tell whether the list it read is still the list.
+		// Triggers count them, whoever writes: another process on the
+		// file, an older sqlbot still running beside this one included.
+		return `CREATE TABLE verified_gen (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+	INSERT INTO verified_gen (id, n) VALUES (0, 0);
+	CREATE TRIGGER verified_ins AFTER INSERT ON verified BEGIN UPDATE verified_gen SET n = n + 1; END;
+	CREATE TRIGGER verified_upd AFTER UPDATE ON verified BEGIN UPDATE verified_gen SET n = n + 1; END;
+	CREATE TRIGGER verified_del AFTER DELETE ON verified BEGIN UPDATE verified_gen SET n = n + 1; END;
+	CREATE TRIGGER votes_ins AFTER INSERT ON votes BEGIN UPDATE verified_gen SET n = n + 1; END;
+	CREATE TRIGGER votes_upd AFTER UPDATE ON votes BEGIN UPDATE verified_gen SET n = n + 1; END;
+	CREATE TRIGGER votes_del AFTER DELETE ON votes BEGIN UPDATE verified_gen SET n = n + 1; END;`, nil
 	}
 	return "", fmt.Errorf("no migration from schema version %d", v)
 }
@@ -86,6 +99,21 @@ type SQLite struct {
 
 	wmu    sync.Mutex // one writer at a time from this value, in turn
 	writes int        // writes since the last sweep; under wmu
+
+	listed listCache // the last list of verified answers read
+}
+
+// A listCache is the last list ListVerified read, and the count of changes
+// to the verified answers (verified_gen) read before it: while the count is
+// the same, nothing has changed them, and the list is still the list. Only
+// the count is read then (one row), not the list (a join and a sort of every
+// verified answer; 220 µs with 20). It holds at most the largest n asked.
+type listCache struct {
+	mu   sync.Mutex
+	ok   bool
+	gen  int64
+	n    int // the n it was read for
+	list []Verified
 }
 
 // A connector opens connections through a driver value of its own, never
@@ -206,6 +234,7 @@ const (
 	qVotes
 	qUnverify
 	qListVerified
+	qVerifiedGen
 	qSaveReport
 	qReport
 	qLock
@@ -243,6 +272,7 @@ var queries = [nQueries]string{
 		GROUP BY v.channel, v.ts
 		ORDER BY since DESC, v.channel DESC, v.ts DESC
 		LIMIT ?`,
+	qVerifiedGen: "SELECT n FROM verified_gen",
 	qSaveReport: `INSERT INTO reports (key, at, data) VALUES (?1, ?2, ?3)
 		ON CONFLICT (key) DO UPDATE SET at = excluded.at, data = excluded.data`,
 	qReport: "SELECT at, data FROM reports WHERE key = ?",
@@ -254,7 +284,7 @@ var queries = [nQueries]string{
 }
 
 // readQueries are the queries run outside a write, on the readers.
-var readQueries = []query{qTurns, qCached, qListVerified, qReport}
+var readQueries = []query{qTurns, qCached, qListVerified, qVerifiedGen, qReport}
 
 // prepare prepares every query for the writer and the reading ones for
 // the readers, once the schema is there.
@@ -672,11 +702,55 @@ func (s *SQLite) Unverify(ctx context.Context, channel, ts, user string) (bool, 
 	return still, nil
 }
 
-// ListVerified implements VerifiedAnswers.
+// ListVerified implements VerifiedAnswers. While no verified answer has
+// changed since the last list it read (verified_gen), it answers from that
+// list.
 func (s *SQLite) ListVerified(ctx context.Context, n int) ([]Verified, error) {
 	if n <= 0 {
 		return nil, nil
 	}
+	// The count is read before the list: a change between the two makes
+	// the list newer than its count, never older, so the next call reads
+	// the list again.
+	var gen int64
+	if err := s.row(ctx, qVerifiedGen).Scan(&gen); err != nil {
+		return nil, fmt.Errorf("state: list verified: %w", err)
+	}
+	c := &s.listed
+	c.mu.Lock()
+	if c.ok && c.gen == gen && (n <= c.n || len(c.list) < c.n) {
+		out := cloneVerified(c.list[:min(n, len(c.list))])
+		c.mu.Unlock()
+		return out, nil
+	}
+	c.mu.Unlock()
+	out, err := s.listVerified(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if !c.ok || gen != c.gen || n > c.n {
+		c.ok, c.gen, c.n, c.list = true, gen, n, cloneVerified(out)
+	}
+	c.mu.Unlock()
+	return out, nil
+}
+
+// cloneVerified copies list and the votes of each answer, so that the
+// cache and its callers share nothing.
+func cloneVerified(list []Verified) []Verified {
+	if len(list) == 0 {
+		return nil
+	}
+	out := slices.Clone(list)
+	for i := range out {
+		out[i].Votes = slices.Clone(out[i].Votes)
+	}
+	return out
+}
+
+// listVerified reads the n most recently verified answers.
+func (s *SQLite) listVerified(ctx context.Context, n int) ([]Verified, error) {
 	rows, err := s.rstmts[qListVerified].QueryContext(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("state: list verified: %w", err)

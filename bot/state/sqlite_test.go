@@ -139,8 +139,8 @@ func TestSQLiteFile(t *testing.T) {
 	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal mode %q, %v; want wal", mode, err)
 	}
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 1 {
-		t.Errorf("user_version %d, %v; want 1", version, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 2 {
+		t.Errorf("user_version %d, %v; want 2", version, err)
 	}
 	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ type Taker interface {
 	// first, decides on a question from user as Allow does; when it was
 	// not, v is the zero Verdict and nothing is counted. Each part is as
 	// atomic as Claim and Allow are; the state file makes both one
-	// transaction. On an error the question was not counted, and the
+	// transaction, and Redis one script. On an error the question was not counted, and the
 	// claim may or may not have been recorded. ttl must be positive.
 	Take(ctx context.Context, key string, ttl time.Duration, user string, l Limits) (first bool, v Verdict, err error)
 }
