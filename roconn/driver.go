@@ -88,13 +88,11 @@ type physConn struct {
 }
 
 // A capi is a connection's way into SQLite's C API: its sqlite3* and the
-// TLS of the one goroutine at a time that calls on it, with the opcode
-// names its programs have used so far (see opcode).
+// TLS of the one goroutine at a time that calls on it.
 type capi struct {
-	handle  uintptr
-	tls     *libc.TLS
-	opcodes map[string]string
-	prog    []instr // the buffer readProgram reads programs into
+	handle uintptr
+	tls    *libc.TLS
+	prog   []instr // the buffer readProgram reads programs into
 }
 
 // Close closes the driver connection, then the owner's TLS.
@@ -228,7 +226,7 @@ func setLimits(handle uintptr, valueBytes int, restricted bool) error {
 	}
 	if restricted {
 		limits = append(limits, []limit{
-			{sqlite3.SQLITE_LIMIT_SQL_LENGTH, "SQL length", maxSQLBytes + len(explainPrefix)},
+			{sqlite3.SQLITE_LIMIT_SQL_LENGTH, "SQL length", maxSQLBytes},
 			{sqlite3.SQLITE_LIMIT_EXPR_DEPTH, "expression depth", maxExprDepth},
 			{sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, "compound select", maxCompound},
 			{sqlite3.SQLITE_LIMIT_VDBE_OP, "program length", maxProgram},

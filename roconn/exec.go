@@ -12,15 +12,12 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// explainPrefix is put before every statement before it is compiled. A
-// statement compiled as EXPLAIN lists its program when stepped, and
-// sqlite3_stmt_explain(S, 0) turns the same compiled statement into the
-// statement itself, result columns and all: compiled in EXPLAIN mode it has
-// the registers the listing needs, so switching back does not make SQLite
-// compile it again. (A statement compiled plainly with fewer than ten
-// registers, which most small queries have, is compiled again when switched
-// into EXPLAIN mode.) So the program roconn checks is the program that runs,
-// compiled once.
+// explainPrefix makes a statement EXPLAIN, which lists its program when
+// stepped: Open's privileged reads of views and tables list programs so
+// (see explain). Query does not use it: it compiles each statement once,
+// plainly, reads the compiled program where SQLite keeps it (see
+// readProgram), checks it, and runs that same compiled statement, so the
+// program roconn checks is the program that runs.
 const explainPrefix = "EXPLAIN "
 
 // An SQLError is an error SQLite returned for a statement that neither the
@@ -80,7 +77,7 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string, ro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := prepare(&pc.capi, explainPrefix+stmt)
+	st, err := prepare(&pc.capi, stmt)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +85,9 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string, ro
 	if db.at != nil {
 		db.at("compiled")
 	}
-	if sqlite3.Xsqlite3_stmt_isexplain(tls, st) != 1 {
-		// "QUERY PLAN SELECT …" became EXPLAIN QUERY PLAN with the prefix.
+	if sqlite3.Xsqlite3_stmt_isexplain(tls, st) != 0 {
+		// Query refuses a text that starts with EXPLAIN; this is the
+		// compiled statement saying so in spite of that.
 		return nil, &Refusal{Layer: LayerReadOnly, Reason: "EXPLAIN is not allowed"}
 	}
 
@@ -116,14 +114,10 @@ func (db *DB) compileCheckRun(ctx context.Context, pc *physConn, stmt string, ro
 	// SQLite re-preparing the statement (after a schema change by the
 	// file's owner, say) into a program nobody checked. The authorizer
 	// denies it, and the re-prepare count catches what it cannot.
-	sqlite3.Xsqlite3_reset(tls, st)
 	if !db.hooks.noSeal {
 		pc.auth.seal()
 	}
 	defer pc.auth.unseal()
-	if rc := sqlite3.Xsqlite3_stmt_explain(tls, st, 0); rc != sqlite3.SQLITE_OK {
-		return nil, errorOf(&pc.capi, rc)
-	}
 	if db.recompiledSince(pc, st) {
 		return nil, recompiled()
 	}
@@ -205,30 +199,31 @@ func cText(tls *libc.TLS, st uintptr, i int32) string {
 	return unsafe.String((*byte)(cMem(p)), n)
 }
 
-// cNulText returns the NUL-terminated text at p (an opcode's name, which
-// SQLite keeps NUL-terminated) as a view of SQLite's memory, valid until the
-// next step; "" for 0. Reading to the NUL spares a call of
-// sqlite3_column_bytes.
-func cNulText(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	n := 0
-	for *(*byte)(cMem(p + uintptr(n))) != 0 {
-		n++
-	}
-	return unsafe.String((*byte)(cMem(p)), n)
-}
-
-// readProgram steps st, compiled in EXPLAIN mode, and returns its program:
-// of every row the opcode, P1, P2, P3 and P5 (addr is the index; P4 and the
-// comment no check reads). The program is read into the connection's own
-// buffer (a program has hundreds of instructions, and a new slice for each
-// statement made most of the safe path's garbage): it is valid until the
-// next readProgram on the same connection, and a caller that keeps it
-// longer copies it.
+// readProgram returns the program of st, a statement just prepared and
+// not yet stepped: of every instruction the opcode's name, P1, P2, P3 and
+// P5 (addr is the index; P4 and the comment no check reads). It reads the
+// instructions where SQLite keeps them, the statement's own array (Vdbe.aOp,
+// Vdbe.nOp), which is the program sqlite3_step then runs: the rows EXPLAIN
+// would list for the same statement, field for field (sqlite3VdbeList
+// copies each from there, naming the opcode by sqlite3OpcodeName, which
+// opcodeNames mirrors), without a step, a formatted P4 and five C calls per
+// instruction. EXPLAIN also lists the programs of triggers
+// (P4_SUBPROGRAM), which a SELECT never has; a program that has one is
+// refused here, and so is one with an opcode opcodeNames does not know.
+//
+// The program is read into the connection's own buffer (a program has
+// hundreds of instructions, and a new slice for each statement made most of
+// the safe path's garbage): it is valid until the next readProgram on the
+// same connection, and a caller that keeps it longer copies it.
 func readProgram(pc *capi, st uintptr) ([]instr, error) {
-	tls := pc.tls
+	v := (*sqlite3.TVdbe)(cMem(st))
+	if v.FnOp < 0 || v.FnOp > 0 && v.FaOp == 0 {
+		return nil, fmt.Errorf("roconn: query: a program of %d instructions at %#x", v.FnOp, v.FaOp)
+	}
+	var ops []sqlite3.TVdbeOp
+	if v.FnOp > 0 {
+		ops = unsafe.Slice((*sqlite3.TVdbeOp)(cMem(v.FaOp)), v.FnOp)
+	}
 	prog := pc.prog[:0]
 	defer func() {
 		if cap(prog) > 4096 { // an honest program has hundreds; do not keep a hostile one's megabytes
@@ -236,41 +231,18 @@ func readProgram(pc *capi, st uintptr) ([]instr, error) {
 		}
 		pc.prog = prog[:0]
 	}()
-	for {
-		switch rc := sqlite3.Xsqlite3_step(tls, st); rc {
-		case sqlite3.SQLITE_DONE:
-			return prog, nil
-		case sqlite3.SQLITE_ROW:
-		default:
-			return nil, errorOf(pc, rc)
+	for i := range ops {
+		op := &ops[i]
+		name := opcodeNames[op.Fopcode]
+		switch {
+		case name == "":
+			return nil, &Refusal{Layer: LayerReadOnly, Reason: fmt.Sprintf("the statement's program uses an instruction sqlbot does not know (opcode %d)", op.Fopcode)}
+		case op.Fp4type == sqlite3.P4_SUBPROGRAM:
+			return nil, &Refusal{Layer: LayerReadOnly, Reason: fmt.Sprintf("the statement's program would write (%s runs a trigger program)", name)}
 		}
-		in := instr{
-			Opcode: pc.opcode(cNulText(sqlite3.Xsqlite3_column_text(tls, st, 1))),
-			P1:     sqlite3.Xsqlite3_column_int64(tls, st, 2),
-			P2:     sqlite3.Xsqlite3_column_int64(tls, st, 3),
-			P3:     sqlite3.Xsqlite3_column_int64(tls, st, 4),
-		}
-		if in.Opcode == "OpenRead" || in.Opcode == "ReopenIdx" {
-			// Each column is a call that takes the connection's mutex:
-			// P5 only where a check reads it.
-			in.P5 = sqlite3.Xsqlite3_column_int64(tls, st, 6)
-		}
-		prog = append(prog, in)
+		prog = append(prog, instr{Opcode: name, P1: int64(op.Fp1), P2: int64(op.Fp2), P3: int64(op.Fp3), P5: int64(op.Fp5)})
 	}
-}
-
-// opcode returns name as a string of the connection's own, so that reading
-// a program allocates no opcode names after the first few statements.
-func (c *capi) opcode(name string) string {
-	if s, ok := c.opcodes[name]; ok {
-		return s
-	}
-	s := string([]byte(name))
-	if c.opcodes == nil {
-		c.opcodes = map[string]string{}
-	}
-	c.opcodes[s] = s
-	return s
+	return prog, nil
 }
 
 // collect steps st and reads its rows into a Result: at most Rows rows (one

@@ -443,7 +443,7 @@ func TestOpenProbes(t *testing.T) {
 func pooledProgram(ctx context.Context, db *DB, query string) (prog []instr, denial string, err error) {
 	j, err := db.pool.start(ctx, func(_ context.Context, pc *physConn) (*Result, error) {
 		pc.auth.reset()
-		st, err := prepare(&pc.capi, explainPrefix+query)
+		st, err := prepare(&pc.capi, query)
 		denial = pc.auth.denial()
 		if err != nil {
 			return nil, err

@@ -9,17 +9,17 @@ import (
 	"io"
 )
 
-// An instr is one row of EXPLAIN output, one VDBE instruction: its opcode
-// and operands (its address is its index in the program; the comment column
-// is empty in this build of SQLite).
+// An instr is one VDBE instruction, one row of EXPLAIN output: its opcode
+// and operands (its address is its index in the program; no check reads P4,
+// and the comment column is empty in this build of SQLite).
 type instr struct {
-	Opcode     string
-	P1, P2, P3 int64
-	P5         int64 // of OpenRead and ReopenIdx only (no check reads the others', nor P4)
+	Opcode         string
+	P1, P2, P3, P5 int64
 }
 
 // explain compiles query as EXPLAIN query on a database/sql connection and
-// returns its program, as Query reads it (see readProgram): for the
+// returns its program as EXPLAIN lists it, which is what readProgram reads
+// from a compiled statement (TestReadProgramIsExplain): for the
 // privileged reads of Open (view and table layouts) and for tests that
 // check a program on a connection that has no authorizer or no check.
 // Compiling runs the authorizer over query exactly as running it would;

@@ -20,15 +20,15 @@
 // opened with mode=ro. Every physical connection gets, before anything can
 // use it, an authorizer that denies every action except SELECT, reads the
 // policy allows, recursive CTEs and an allowlist of functions. Each statement
-// is compiled once, as EXPLAIN; its program is read back and refused if it
-// would write or read what the policy does not allow (below); the same
-// compiled statement is then switched out of EXPLAIN mode
-// (sqlite3_stmt_explain) and run, so the program checked is the program that
-// runs. A statement SQLite would compile again between the check and the run
-// (after a schema change by the file's owner) is refused instead, before its
-// first row, by two independent records: the authorizer, sealed while the
-// checked program runs, denies and remembers any compile, and the
-// statement's re-prepare count is read before each row. The
+// is compiled once; its program is read back, from the compiled statement
+// itself, and refused if it would write or read what the policy does not
+// allow (below); the same compiled statement is then run, so the program
+// checked is the program that runs. A statement SQLite would compile again
+// between the check and the run (after a schema change by the file's
+// owner) is refused instead, before its first row, by two independent
+// records: the authorizer, sealed while the checked program runs, denies
+// and remembers any compile, and the statement's re-prepare count is read
+// before each row. The
 // refusals are *Refusal values that say which layer
 // stopped the statement and why, in a sentence fit for the model and the user.
 //

@@ -217,13 +217,17 @@ func TestStatementShape(t *testing.T) {
 		"SELECT 1\x00; DELETE FROM orders",
 		"EXPLAIN SELECT 1",
 		"/* c */ EXPLAIN SELECT 1",
-		"QUERY PLAN SELECT 1", // with roconn's EXPLAIN prefix, it would be EXPLAIN QUERY PLAN
 		"SELECT 1 AS a$b, $c", // '$' starting a token is a parameter
 		"SELECT 1;\v",         // to SQLite, \v here starts a second statement
 	} {
 		if got := layerOf(queryErr(db, q)); got != roconn.LayerReadOnly {
 			t.Errorf("Query(%q): layer %q, want %q", q, got, roconn.LayerReadOnly)
 		}
+	}
+	// Compiled with no prefix of roconn's, QUERY PLAN is only a syntax
+	// error (an EXPLAIN prefix would have made it EXPLAIN QUERY PLAN).
+	if err := queryErr(db, "QUERY PLAN SELECT 1"); err == nil {
+		t.Error(`Query("QUERY PLAN SELECT 1") ran`)
 	}
 	// A trailing ';', comments and blank statements around one are fine, and
 	// so is '$' inside a name, and \v inside a run of space.

@@ -144,8 +144,8 @@ type shadowView struct {
 	named   []read
 }
 
-// compileShadow compiles stmt as EXPLAIN on a shadow connection and returns
-// what its program reads there. It compiles and reads the program through
+// compileShadow compiles stmt on a shadow connection and returns what its
+// program reads there. It compiles and reads the program through
 // SQLite's C API, as the real connections do; an error from SQLite is a
 // *SQLError. A ctx that ends before or during it ends it.
 func (pc *programCheck) compileShadow(ctx context.Context, stmt string) (shadowView, error) {
@@ -168,7 +168,7 @@ func (pc *programCheck) compileShadow(ctx context.Context, stmt string) (shadowV
 			tls.Close()
 		})
 		sc.rec.start()
-		st, err := prepare(&sc.capi, explainPrefix+stmt)
+		st, err := prepare(&sc.capi, stmt)
 		if err == nil {
 			var prog []instr
 			prog, err = readProgram(&sc.capi, st)
