@@ -64,22 +64,22 @@ type access struct {
 // anything else, such as temp, is refused); modules are the virtual table
 // modules of the connection.
 func (a *access) readAllowed(table, column, dbName, context string, modules map[string]bool) bool {
-	if dbName != "" && fold(dbName) != "main" {
+	if dbName != "" && !foldEq(dbName, "main") {
 		return false
 	}
-	t, c := fold(table), fold(column)
-	if through, ok := a.via[fold(context)]; ok && through[t][c] {
+	if lookup(lookup(lookup(a.via, context), table), column) {
 		return true // the view's own text reads it
 	}
-	if c == "" && a.reach[fold(context)][t] {
+	if column == "" && lookup(lookup(a.reach, context), table) {
 		return true // the view's own text reads none of t's columns
 	}
-	if cols, ok := a.top[t]; ok {
-		return cols[c]
+	if cols, ok := lookupOK(a.top, table); ok {
+		return lookup(cols, column)
 	}
-	if a.tables[t] {
+	if lookup(a.tables, table) {
 		return false
 	}
+	t := fold(table)
 	// The name is not a table or view. An empty-column read names a FROM
 	// item none of whose columns are used: a common table expression
 	// (whose own reads were authorized one by one) or an eponymous virtual
@@ -271,33 +271,33 @@ func (a *access) textRefusal(stmt string, modules map[string]bool) string {
 		if t.kind == tokPunct {
 			continue
 		}
-		if a.unexposedViews[fold(t.text)] {
+		if lookup(a.unexposedViews, t.text) {
 			return "the policy does not expose " + clipName(t.text)
 		}
-		if i+2 < len(toks) && toks[i+1].text == "." && fold(t.text) == "main" && a.unexposed[fold(toks[i+2].text)] {
+		if i+2 < len(toks) && toks[i+1].text == "." && foldEq(t.text, "main") && lookup(a.unexposed, toks[i+2].text) {
 			return "the policy does not expose " + clipName(toks[i+2].text)
 		}
 		if !definesCTE(toks, closing, i) {
 			continue
 		}
-		if a.reserved[fold(t.text)] {
+		if lookup(a.reserved, t.text) {
 			return "a common table expression may not take the name of " + clipName(t.text)
 		}
 	}
 	for i := 0; i+2 < len(toks); i++ {
-		if isWord(toks[i], "indexed") && isWord(toks[i+1], "by") && toks[i+2].kind != tokPunct && a.indexes[fold(toks[i+2].text)] {
+		if isWord(toks[i], "indexed") && isWord(toks[i+1], "by") && toks[i+2].kind != tokPunct && lookup(a.indexes, toks[i+2].text) {
 			return "INDEXED BY " + clipName(toks[i+2].text) + " is not allowed: the index holds columns the policy does not expose"
 		}
 	}
 	natural, using := false, false
 	for i, t := range toks {
-		if t.kind == tokWord && fold(t.text) == "natural" {
+		if isWord(t, "natural") {
 			natural = true
 		}
-		if t.kind == tokWord && fold(t.text) == "using" && i+1 < len(toks) && toks[i+1].text == "(" {
+		if isWord(t, "using") && i+1 < len(toks) && toks[i+1].text == "(" {
 			using = true
 			for j := i + 2; j < len(toks) && toks[j].text != ")"; j++ {
-				if toks[j].kind != tokPunct && a.hidden[fold(toks[j].text)] {
+				if toks[j].kind != tokPunct && lookup(a.hidden, toks[j].text) {
 					return "a join may not be USING " + clipName(toks[j].text) + ": the policy hides a column of that name"
 				}
 			}
@@ -453,7 +453,8 @@ func closingParens(toks []token) []int {
 	return closing
 }
 
-func isWord(t token, w string) bool { return t.kind == tokWord && fold(t.text) == w }
+// isWord reports whether t is the word w (lower-case), in any ASCII case.
+func isWord(t token, w string) bool { return t.kind == tokWord && foldEq(t.text, w) }
 
 type tokKind int
 

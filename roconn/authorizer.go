@@ -43,6 +43,25 @@ func functionAllowed(name string) bool {
 	return false
 }
 
+// functionNameAllowed is functionAllowed(fold(name)), without a copy of a
+// name of up to 32 bytes (a conversion that does not escape is made on the
+// stack).
+func functionNameAllowed(name string) bool {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return functionAllowed(fold(name))
+	}
+	b := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return functionAllowed(string(b))
+}
+
 // decide is the restricted authorizer's verdict on one action. It allows
 // SELECT, RECURSIVE, READ of an allowed pair and FUNCTION of an allowed
 // function; everything else is denied, with a short reason for the Refusal.
@@ -69,7 +88,7 @@ func (a *access) decide(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, 
 		}
 		return false, "not allowed to read " + clipName(arg1) + "." + clipName(arg2)
 	case sqlite.AuthFunction:
-		if functionAllowed(fold(arg2)) {
+		if functionNameAllowed(arg2) {
 			return true, ""
 		}
 		return false, "function not allowed: " + clipName(arg2)
@@ -186,7 +205,7 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	ok, reason := s.access.decide(action, arg1, arg2, dbName, context, s.modules, stmt)
 	s.mu.Lock()
 	if action == sqlite.AuthSelect {
-		for t, n := range s.access.counts[fold(context)] {
+		for t, n := range lookup(s.access.counts, context) {
 			if s.counts == nil {
 				s.counts = map[string]int{}
 			}
@@ -195,8 +214,8 @@ func (s *authState) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db
 	}
 	// A context that is no view's is the statement's own (a common table
 	// expression): the top level, as far as counts go.
-	topLevel := s.access.via[fold(context)] == nil
-	if !ok && action == sqlite.AuthRead && arg2 == "" && topLevel && s.counts[fold(arg1)] > 0 && fold(dbName) == "main" {
+	topLevel := lookup(s.access.via, context) == nil
+	if !ok && action == sqlite.AuthRead && arg2 == "" && topLevel && lookup(s.counts, arg1) > 0 && foldEq(dbName, "main") {
 		s.counts[fold(arg1)]--
 		ok = true
 	}

@@ -158,3 +158,53 @@ func fold(s string) string {
 	}
 	return s
 }
+
+// foldEq reports whether fold(s) == w, for a w that is already lower-case,
+// without making the folded copy.
+func foldEq(s, w string) bool {
+	if len(s) != len(w) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup returns m[fold(s)]. A name of up to 64 bytes is folded into a
+// buffer on the stack, which the map index reads without a copy: the
+// authorizer and the text checks look up every name they are given, and a
+// name with capitals (a keyword, a CamelCase table) made fold allocate.
+func lookup[V any](m map[string]V, s string) V {
+	v, _ := lookupOK(m, s)
+	return v
+}
+
+// lookupOK is lookup, also reporting whether the key is present.
+func lookupOK[V any](m map[string]V, s string) (V, bool) {
+	if len(m) == 0 {
+		var zero V
+		return zero, false
+	}
+	var buf [64]byte
+	if len(s) > len(buf) {
+		v, ok := m[fold(s)]
+		return v, ok
+	}
+	b := buf[:len(s)]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	v, ok := m[string(b)]
+	return v, ok
+}

@@ -454,7 +454,7 @@ func namesAny(stmt string, names map[string]bool) bool {
 		return false
 	}
 	for _, t := range tokens(stmt) {
-		if t.kind != tokPunct && names[fold(t.text)] {
+		if t.kind != tokPunct && lookup(names, t.text) {
 			return true
 		}
 	}
