@@ -33,74 +33,214 @@ import (
 // count is reported when the statement runs rather than when it compiles,
 // with SQLite's message.
 
-// registerFunctions registers the replacements on d. patternLimit is the
-// LIKE_PATTERN_LENGTH limit and valueLimit the LENGTH limit its connections
-// get (see setLimits).
+// registerFunctions registers the replacements on d: a connection hook of
+// d's installs them on each connection it opens (see installFunctions).
+// patternLimit is the LIKE_PATTERN_LENGTH limit and valueLimit the LENGTH
+// limit its connections get (see setLimits).
 func registerFunctions(d *sqlite.Driver, patternLimit, valueLimit int) error {
-	for name, fn := range map[string]func([]driver.Value) (driver.Value, error){
-		"like":    func(a []driver.Value) (driver.Value, error) { return fnLike(a, likeRules, patternLimit) },
-		"glob":    func(a []driver.Value) (driver.Value, error) { return fnLike(a, globRules, patternLimit) },
-		"instr":   fnInstr,
-		"replace": func(a []driver.Value) (driver.Value, error) { return fnReplace(a, valueLimit) },
-		"trim":    func(a []driver.Value) (driver.Value, error) { return fnTrim(a, "trim", trimLeft|trimRight, valueLimit) },
-		"ltrim":   func(a []driver.Value) (driver.Value, error) { return fnTrim(a, "ltrim", trimLeft, valueLimit) },
-		"rtrim":   func(a []driver.Value) (driver.Value, error) { return fnTrim(a, "rtrim", trimRight, valueLimit) },
-	} {
-		err := d.RegisterFunction(name, &sqlite.FunctionImpl{
-			NArgs:         -1,
-			Deterministic: true,
-			// Arguments are views of SQLite's memory, valid during the call:
-			// no copy of a 1 MB argument per row. Nothing here keeps one.
-			VolatileArgs: true,
-			Scalar:       guarded(name, fn),
-		})
+	d.RegisterConnectionHook(func(dc sqlite.ExecQuerierContext, _ string) error {
+		h, err := sqliteHandle(dc.(driver.Conn))
 		if err != nil {
+			return err
+		}
+		tls := libc.NewTLS()
+		defer tls.Close()
+		return installFunctions(tls, h, patternLimit, valueLimit)
+	})
+	return nil
+}
+
+// The replacement functions, as fnSpec.fn numbers them.
+const (
+	fnLikeID = iota
+	fnGlobID
+	fnInstrID
+	fnReplaceID
+	fnTrimID
+	fnLtrimID
+	fnRtrimID
+)
+
+// replacements names each replacement function by its fnSpec.fn.
+var replacements = [...]string{fnLikeID: "like", fnGlobID: "glob", fnInstrID: "instr", fnReplaceID: "replace", fnTrimID: "trim", fnLtrimID: "ltrim", fnRtrimID: "rtrim"}
+
+// An fnSpec is the user data SQLite keeps for one replacement function on
+// one connection: which function, and its connection's limits. It lives in
+// SQLite's memory, which SQLite frees when the function goes (with the
+// connection), so it holds no Go pointer.
+type fnSpec struct {
+	fn, patternLimit, valueLimit int64
+}
+
+// installFunctions installs the replacements on the connection handle,
+// calling SQLite through tls, with sqlite3_create_function_v2, as
+// modernc.org/sqlite's RegisterFunction does (any number of arguments,
+// SQLITE_UTF8 | SQLITE_DETERMINISTIC) but with a callback of roconn's own,
+// callFunction, which reads the arguments as views of SQLite's memory
+// without boxing each as a driver.Value (that was most of the safe path's
+// allocations on a query that calls LIKE on every row).
+func installFunctions(tls *libc.TLS, handle uintptr, patternLimit, valueLimit int) error {
+	var xFunc, xDestroy uintptr
+	*(*func(*libc.TLS, uintptr, int32, uintptr))(unsafe.Pointer(&xFunc)) = callFunction
+	*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&xDestroy)) = sqlite3.Xsqlite3_free
+	for id, name := range replacements {
+		p := sqlite3.Xsqlite3_malloc(tls, int32(unsafe.Sizeof(fnSpec{})))
+		if p == 0 {
+			return fmt.Errorf("register %s: out of memory", name)
+		}
+		*(*fnSpec)(cMem(p)) = fnSpec{fn: int64(id), patternLimit: int64(patternLimit), valueLimit: int64(valueLimit)}
+		z, err := libc.CString(name)
+		if err != nil {
+			sqlite3.Xsqlite3_free(tls, p)
 			return fmt.Errorf("register %s: %w", name, err)
+		}
+		// On failure SQLite calls xDestroy on p itself.
+		rc := sqlite3.Xsqlite3_create_function_v2(tls, handle, z, -1, sqlite3.SQLITE_UTF8|sqlite3.SQLITE_DETERMINISTIC, p, xFunc, 0, 0, xDestroy)
+		libc.Xfree(tls, z)
+		if rc != sqlite3.SQLITE_OK {
+			return fmt.Errorf("register %s: SQLite result %d", name, rc)
 		}
 	}
 	return nil
 }
 
-// guarded turns a panic in fn, which would end the process (the driver does
-// not recover in its callbacks), into an SQL error.
-func guarded(name string, fn func([]driver.Value) (driver.Value, error)) func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
-	return func(_ *sqlite.FunctionContext, args []driver.Value) (v driver.Value, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				v, err = nil, fmt.Errorf("internal error in %s()", name)
-			}
-		}()
-		return fn(args)
+// callFunction is the SQLite callback of every replacement function: it
+// reads the arguments as modernc.org/sqlite's funcTrampoline reads them for
+// a function with VolatileArgs (text and blobs as views of SQLite's memory,
+// valid during the call), runs the function, and sets its result as
+// funcTrampoline does, an error as SQLITE_ERROR with its text.
+func callFunction(tls *libc.TLS, ctx uintptr, argc int32, argv uintptr) {
+	spec := *(*fnSpec)(cMem(sqlite3.Xsqlite3_user_data(tls, ctx)))
+	var buf [3]value
+	args := buf[:0]
+	if argc > int32(len(buf)) {
+		args = make([]value, 0, argc)
 	}
+	for i := range argc {
+		args = append(args, valueOf(tls, *(*uintptr)(cMem(argv + uintptr(i)*unsafe.Sizeof(uintptr(0))))))
+	}
+	res, err := runFunction(spec, args)
+	if err != nil {
+		msg, cerr := libc.CString(err.Error())
+		if cerr != nil {
+			sqlite3.Xsqlite3_result_error_nomem(tls, ctx)
+			return
+		}
+		sqlite3.Xsqlite3_result_error(tls, ctx, msg, -1)
+		sqlite3.Xsqlite3_result_error_code(tls, ctx, sqlite3.SQLITE_ERROR)
+		libc.Xfree(tls, msg)
+		return
+	}
+	switch r := res.(type) {
+	case nil:
+		sqlite3.Xsqlite3_result_null(tls, ctx)
+	case int64:
+		sqlite3.Xsqlite3_result_int64(tls, ctx, r)
+	case string:
+		cstr, cerr := libc.CString(r)
+		if cerr != nil {
+			sqlite3.Xsqlite3_result_error_nomem(tls, ctx)
+			return
+		}
+		sqlite3.Xsqlite3_result_text(tls, ctx, cstr, int32(len(r)), sqlite3.SQLITE_TRANSIENT)
+		libc.Xfree(tls, cstr)
+	default: // no function returns anything else
+		sqlite3.Xsqlite3_result_error_code(tls, ctx, sqlite3.SQLITE_ERROR)
+	}
+}
+
+// runFunction runs the replacement spec names on args, and turns a panic in
+// it, which would end the process (SQLite's callbacks do not recover), into
+// an SQL error.
+func runFunction(spec fnSpec, args []value) (v any, err error) {
+	name := "function"
+	if spec.fn >= 0 && spec.fn < int64(len(replacements)) {
+		name = replacements[spec.fn]
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("internal error in %s()", name)
+		}
+	}()
+	patternLimit, valueLimit := int(spec.patternLimit), int(spec.valueLimit)
+	switch spec.fn {
+	case fnLikeID:
+		return fnLike(args, likeRules, patternLimit)
+	case fnGlobID:
+		return fnLike(args, globRules, patternLimit)
+	case fnInstrID:
+		return fnInstr(args)
+	case fnReplaceID:
+		return fnReplace(args, valueLimit)
+	case fnTrimID:
+		return fnTrim(args, "trim", trimLeft|trimRight, valueLimit)
+	case fnLtrimID:
+		return fnTrim(args, "ltrim", trimLeft, valueLimit)
+	case fnRtrimID:
+		return fnTrim(args, "rtrim", trimRight, valueLimit)
+	}
+	return nil, fmt.Errorf("internal error in %s()", name)
 }
 
 func wrongArgs(name string) error {
 	return fmt.Errorf("wrong number of arguments to function %s()", name)
 }
 
-// isBlob reports whether v is a BLOB argument.
-func isBlob(v driver.Value) bool {
-	_, ok := v.([]byte)
-	return ok
+// A value is one argument of a replacement function, as SQLite passed it.
+type value struct {
+	typ int32   // sqlite3.SQLITE_TEXT, _BLOB, _INTEGER, _FLOAT or _NULL
+	s   string  // TEXT and BLOB: a view of SQLite's memory, valid during the call
+	i   int64   // INTEGER
+	f   float64 // FLOAT
 }
 
-// textOf returns the text SQLite's sqlite3_value_text gives for v, and false
-// for NULL. A blob's text is its bytes; a string argument is a view of
-// SQLite's memory and so is the result.
-func textOf(v driver.Value) (string, bool) {
-	switch x := v.(type) {
-	case nil:
-		return "", false
-	case string:
-		return x, true
-	case []byte:
-		return unsafe.String(unsafe.SliceData(x), len(x)), true
-	case int64:
-		return strconv.FormatInt(x, 10), true
-	case float64:
-		return realText(x), true
+// valueOf reads the sqlite3_value at p as modernc.org/sqlite reads a
+// volatile argument: a TEXT by sqlite3_value_text then _bytes, a BLOB by
+// _bytes then _blob.
+func valueOf(tls *libc.TLS, p uintptr) value {
+	switch typ := sqlite3.Xsqlite3_value_type(tls, p); typ {
+	case sqlite3.SQLITE_TEXT:
+		t := sqlite3.Xsqlite3_value_text(tls, p)
+		n := sqlite3.Xsqlite3_value_bytes(tls, p)
+		if t == 0 || n == 0 {
+			return value{typ: typ}
+		}
+		return value{typ: typ, s: unsafe.String((*byte)(cMem(t)), n)}
+	case sqlite3.SQLITE_BLOB:
+		n := sqlite3.Xsqlite3_value_bytes(tls, p)
+		b := sqlite3.Xsqlite3_value_blob(tls, p)
+		if b == 0 || n == 0 {
+			return value{typ: typ}
+		}
+		return value{typ: typ, s: unsafe.String((*byte)(cMem(b)), n)}
+	case sqlite3.SQLITE_INTEGER:
+		return value{typ: typ, i: sqlite3.Xsqlite3_value_int64(tls, p)}
+	case sqlite3.SQLITE_FLOAT:
+		return value{typ: typ, f: sqlite3.Xsqlite3_value_double(tls, p)}
+	default:
+		return value{typ: sqlite3.SQLITE_NULL}
 	}
-	return fmt.Sprint(v), true
+}
+
+// isNull reports whether v is NULL.
+func (v value) isNull() bool { return v.typ == sqlite3.SQLITE_NULL }
+
+// isBlob reports whether v is a BLOB argument.
+func isBlob(v value) bool { return v.typ == sqlite3.SQLITE_BLOB }
+
+// textOf returns the text SQLite's sqlite3_value_text gives for v, and false
+// for NULL. A blob's text is its bytes; a text or blob argument is a view
+// of SQLite's memory and so is the result.
+func textOf(v value) (string, bool) {
+	switch v.typ {
+	case sqlite3.SQLITE_NULL:
+		return "", false
+	case sqlite3.SQLITE_INTEGER:
+		return strconv.FormatInt(v.i, 10), true
+	case sqlite3.SQLITE_FLOAT:
+		return realText(v.f), true
+	}
+	return v.s, true
 }
 
 // realText renders f as SQLite renders a REAL as TEXT ("%!.17g" with its own
@@ -238,7 +378,7 @@ func (s *charSet) has(c uint32) bool {
 // fnLike implements like(pattern, string[, escape]) and glob(pattern, string)
 // as SQLite's likeFunc does, with the pattern compiled to tokens and matched
 // without backtracking.
-func fnLike(args []driver.Value, rules patternRules, patternLimit int) (driver.Value, error) {
+func fnLike(args []value, rules patternRules, patternLimit int) (any, error) {
 	if len(args) != 2 && (rules.set || len(args) != 3) {
 		return nil, wrongArgs(rules.name)
 	}
@@ -819,11 +959,11 @@ func (t *maskTable) get(c uint32) []uint64 {
 // fnInstr implements instr(haystack, needle) as SQLite's instrFunc does: the
 // 1-based character position of the first occurrence, 0 if none, 1 for an
 // empty needle; byte positions when both are blobs.
-func fnInstr(args []driver.Value) (driver.Value, error) {
+func fnInstr(args []value) (any, error) {
 	if len(args) != 2 {
 		return nil, wrongArgs("instr")
 	}
-	if args[0] == nil || args[1] == nil {
+	if args[0].isNull() || args[1].isNull() {
 		return nil, nil
 	}
 	hay, _ := textOf(args[0])
@@ -897,7 +1037,7 @@ func search(hay, needle string, found func(start int) bool) {
 // non-overlapping occurrence of Y in X, left to right, replaced by Z, byte
 // for byte; X unchanged (as text) when Y is empty or starts with a NUL byte.
 // A result longer than valueLimit bytes is SQLite's "string or blob too big".
-func fnReplace(args []driver.Value, valueLimit int) (driver.Value, error) {
+func fnReplace(args []value, valueLimit int) (any, error) {
 	if len(args) != 3 {
 		return nil, wrongArgs("replace")
 	}
@@ -966,7 +1106,7 @@ const (
 // until none does. Like the built-in, it fails with "string or blob too big"
 // when the set has more than valueLimit/12 characters (the built-in's table
 // of them would be larger than the length limit).
-func fnTrim(args []driver.Value, name string, flags, valueLimit int) (driver.Value, error) {
+func fnTrim(args []value, name string, flags, valueLimit int) (any, error) {
 	if len(args) != 1 && len(args) != 2 {
 		return nil, wrongArgs(name)
 	}

@@ -51,6 +51,33 @@ func funcPair(t testing.TB, patternLimit, valueLimit int) (builtin, ours *sql.Co
 	return open(&sqlite.Driver{}), open(d)
 }
 
+// TestReplacementsInstalled: the replacements are the functions the
+// connection calls, for every name: registered for any number of
+// arguments, they compile with a count the built-in refuses at compile
+// time, and the count is then refused when the call runs.
+func TestReplacementsInstalled(t *testing.T) {
+	builtin, ours := funcPair(t, maxLikePattern, 1<<20)
+	ctx := context.Background()
+	for _, name := range replacements {
+		q := "SELECT " + name + "('a', 'b', 'c', 'd')"
+		if st, err := builtin.PrepareContext(ctx, q); err == nil {
+			st.Close()
+			t.Errorf("built-in: %s compiled", q)
+		}
+		st, err := ours.PrepareContext(ctx, q)
+		if err != nil {
+			t.Errorf("replacement: %s: %v", q, err)
+			continue
+		}
+		var v any
+		err = st.QueryRowContext(ctx).Scan(&v)
+		st.Close()
+		if err == nil {
+			t.Errorf("replacement: %s ran", q)
+		}
+	}
+}
+
 // eval runs query with args and describes its one value (type and quoted
 // value) or its error.
 func eval(conn *sql.Conn, query string, args ...any) string {
