@@ -304,25 +304,34 @@ func readsOf(prog []instr, cat catalog) programReads {
 	if len(cursors) == 0 {
 		return r
 	}
+	// cols is always made; wide, count and index only when they get an
+	// entry (most programs have none).
 	r.cols = map[*schemaObject]map[string]bool{}
-	r.wide = map[*schemaObject]bool{}
-	r.count = map[*schemaObject]bool{}
-	r.index = map[*schemaObject]map[string]bool{}
 	read := func(t *schemaObject, col string) {
-		if r.cols[t] == nil {
-			r.cols[t] = map[string]bool{}
+		cols := r.cols[t]
+		if cols == nil {
+			cols = map[string]bool{}
+			r.cols[t] = cols
+		} else if lookup(cols, col) {
+			return // read before: no folded copy to make
 		}
-		r.cols[t][fold(col)] = true
+		cols[fold(col)] = true
 	}
-	used := map[int64]bool{}
+	var used map[int64]bool
 	for _, in := range prog {
 		for _, bt := range cursors[in.P1] {
 			t := bt.table
 			switch {
 			case in.Opcode == "Count":
+				if r.count == nil {
+					r.count = map[*schemaObject]bool{}
+				}
 				r.count[t] = true
 			case bt.index != nil:
 				if cursorUses[in.Opcode] {
+					if used == nil {
+						used = map[int64]bool{}
+					}
 					used[in.P1] = true
 				}
 			case in.Opcode == "Column":
@@ -349,7 +358,10 @@ func readsOf(prog []instr, cat catalog) programReads {
 				continue
 			}
 			for _, c := range bt.index.columns {
-				if !r.cols[bt.table][fold(c)] {
+				if !lookup(r.cols[bt.table], c) {
+					if r.index == nil {
+						r.index = map[*schemaObject]map[string]bool{}
+					}
 					if r.index[bt.table] == nil {
 						r.index[bt.table] = map[string]bool{}
 					}
@@ -358,6 +370,9 @@ func readsOf(prog []instr, cat catalog) programReads {
 				read(bt.table, c)
 			}
 			if bt.index.wide {
+				if r.wide == nil {
+					r.wide = map[*schemaObject]bool{}
+				}
 				r.wide[bt.table] = true
 			}
 		}
