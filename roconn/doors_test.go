@@ -364,3 +364,24 @@ func TestShadowFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexposedNameInDroppedColumn: a table the policy does not expose,
+// named only in a subquery's result column that nothing reads, is dropped
+// by SQLite before any read of it is compiled, so the authorizer is never
+// asked and the program opens no cursor on it; the statement would run,
+// and tell that the table exists. The program check sends every statement
+// that names an object the policy does not expose to the shadow, where it
+// is refused. (Found by TestGeneratedSelects, seed 99011712.)
+func TestUnexposedNameInDroppedColumn(t *testing.T) {
+	db, _ := openDoors(t)
+	for _, q := range []string{
+		"SELECT x FROM (SELECT 1 AS x, (SELECT 1 FROM employees) AS y)",
+		"SELECT x FROM (SELECT id AS x, (SELECT count(*) FROM reviews) AS y FROM departments)",
+		`SELECT x FROM (SELECT 1 AS x, (SELECT 1 FROM "Employees") AS y)`,
+	} {
+		res, err := db.Query(context.Background(), q)
+		if layerOf(err) == "" {
+			t.Errorf("%s: %v, %v; want a refusal", q, describe(res, nil), err)
+		}
+	}
+}

@@ -49,11 +49,14 @@ type programCheck struct {
 	cookie int64                // the schema cookie read at Open
 	doors  map[string]allowance // exposed object (lower-cased) → what going through it allows in the real database
 	tables allowance            // what the exposed tables allow together: the doors of all of them
-	// hiddenViews are the views the policy does not expose (lower-cased). A
-	// view's program opens no cursor for what only its definition holds
-	// (its literals, the row set its WHERE picks), so a statement that
-	// names one always goes through the shadow, which does not have it.
-	hiddenViews map[string]bool
+	// unexposed are the tables and views the policy does not expose
+	// (lower-cased). A statement that names one always goes through the
+	// shadow, which does not have it: a view's program opens no cursor for
+	// what only its definition holds (its literals, the row set its WHERE
+	// picks), and a table named only in a part of the statement that
+	// SQLite drops (a subquery's result column nothing reads) opens none
+	// at all, though the statement then tells that the table exists.
+	unexposed map[string]bool
 
 	// The shadow is built beside Open (on a schema of a thousand tables,
 	// SQLite's CREATE TABLE, which scans the schema table each time, makes
@@ -87,7 +90,7 @@ func (pc *programCheck) check(ctx context.Context, stmt string, prog []instr) er
 		}
 	}
 	reads := readsOf(prog, pc.real)
-	if pc.tables.excess(reads) == "" && !namesAny(stmt, pc.hiddenViews) {
+	if pc.tables.excess(reads) == "" && !namesAny(stmt, pc.unexposed) {
 		// It reads nothing but what the exposed tables show anyone who
 		// names them: whatever its names went through, it needs no door,
 		// and so no shadow compile to find them.
@@ -224,19 +227,17 @@ func (pc *programCheck) Close() error {
 // view's programs (see privileged.viewReads).
 func newProgramCheck(ctx context.Context, sch *schema, exposed []exposure, hidden map[string]map[string]bool, viewProgs map[string][][]instr, shadowConns int) (*programCheck, error) {
 	pc := &programCheck{
-		real:        newCatalog(slices.Collect(maps.Values(sch.objects))),
-		cookie:      sch.cookie,
-		doors:       map[string]allowance{},
-		tables:      allowance{},
-		hiddenViews: map[string]bool{},
+		real:      newCatalog(slices.Collect(maps.Values(sch.objects))),
+		cookie:    sch.cookie,
+		doors:     map[string]allowance{},
+		tables:    allowance{},
+		unexposed: map[string]bool{},
 	}
-	for name, o := range sch.objects {
-		if o.isView {
-			pc.hiddenViews[name] = true
-		}
+	for name := range sch.objects {
+		pc.unexposed[name] = true
 	}
 	for _, e := range exposed {
-		delete(pc.hiddenViews, fold(e.obj.name))
+		delete(pc.unexposed, fold(e.obj.name))
 		name := fold(e.obj.name)
 		if !e.obj.isView {
 			pc.doors[name] = tableDoor(e.obj, hidden[name])
