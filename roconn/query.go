@@ -51,7 +51,10 @@ func (db *DB) Query(ctx context.Context, query string) (*Result, error) {
 // still stop the statement after some rows were given: Stream then returns
 // the refusal, and the caller says that the rows it showed are not the whole
 // result. If each returns an error, the statement is stopped and Stream
-// returns that error.
+// returns that error. The time limit counts the time each takes: a
+// statement whose caller is slow to take its rows (it reads at most
+// streamBuffer ahead) is stopped at the limit even while each is still
+// running, and one whose each panics is stopped at once.
 func (db *DB) Stream(ctx context.Context, query string, each func(head *Result, row []any) error) (*Result, error) {
 	if each == nil {
 		return nil, errors.New("roconn: stream: no function for the rows")
@@ -103,15 +106,41 @@ const streamBuffer = 16
 func (db *DB) wait(ctx context.Context, j *job, rows chan streamed, each func(*Result, []any) error) (*Result, error) {
 	limit := time.NewTimer(db.lim.Timeout)
 	defer limit.Stop()
+	give := func(r streamed) error { return each(r.head, r.row) }
+	if rows != nil {
+		// While each runs, nothing here watches the limit: the statement
+		// is stopped at it all the same, and waits no longer for a
+		// caller that is slow to take its rows.
+		atLimit := time.AfterFunc(db.lim.Timeout, func() { db.pool.stop(j) })
+		defer atLimit.Stop()
+		give = func(r streamed) error {
+			// A caller that panics (or ends its goroutine) in each leaves
+			// no statement behind holding its connection.
+			ended := false
+			defer func() {
+				if !ended {
+					db.pool.stop(j)
+					db.pool.abandon(j)
+				}
+			}()
+			err := each(r.head, r.row)
+			ended = true
+			return err
+		}
+	}
 	var stopped error
 	for stopped == nil {
 		select {
 		case <-j.done:
+			if j.stopped.Load() {
+				stopped = db.timedOut() // at the limit, while each ran
+				break
+			}
 			// The statement has ended: what it read is all in the buffer.
 			for {
 				select {
 				case r := <-rows:
-					if err := each(r.head, r.row); err != nil {
+					if err := give(r); err != nil {
 						return nil, err
 					}
 				default:
@@ -119,11 +148,11 @@ func (db *DB) wait(ctx context.Context, j *job, rows chan streamed, each func(*R
 				}
 			}
 		case r := <-rows:
-			if err := each(r.head, r.row); err != nil {
+			if err := give(r); err != nil {
 				stopped = err
 			}
 		case <-limit.C:
-			stopped = &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
+			stopped = db.timedOut()
 		case <-ctx.Done():
 			stopped = fmt.Errorf("roconn: query: %w", ctx.Err())
 		}
@@ -146,6 +175,11 @@ func (db *DB) wait(ctx context.Context, j *job, rows chan streamed, each func(*R
 		return j.res, j.err
 	}
 	return nil, stopped
+}
+
+// timedOut is the refusal for a statement stopped at the time limit.
+func (db *DB) timedOut() *Refusal {
+	return &Refusal{Layer: LayerTimeout, Reason: fmt.Sprintf("the statement ran longer than %v and was stopped", db.lim.Timeout)}
 }
 
 // single checks the shape of query and returns its one statement.

@@ -219,6 +219,65 @@ func TestStreamLimits(t *testing.T) {
 	}
 }
 
+// TestStreamCallerPanics: a caller whose each panics (or ends its goroutine)
+// leaves no statement behind holding the connection: with one connection,
+// the next statement runs. (Found by a red team: the statement waited for
+// its caller forever, and after Concurrent such panics nothing ran.)
+func TestStreamCallerPanics(t *testing.T) {
+	db, _ := openFixture(t, roconn.Limits{Concurrent: 1, Rows: 200, Timeout: 10 * time.Second})
+	many := "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 100) SELECT x FROM r" // more rows than are read ahead
+	for _, end := range []func(){func() { panic("a bug in the caller") }, runtime.Goexit} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { recover() }()
+			db.Stream(context.Background(), many, func(*roconn.Result, []any) error { end(); return nil })
+		}()
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := db.Query(ctx, "SELECT 1")
+		cancel()
+		if err != nil {
+			t.Fatalf("after a caller that did not return: %v", err)
+		}
+	}
+}
+
+// TestStreamCallerStuck: a caller stuck in each does not keep the
+// statement past its limit: the statement is stopped at it and lets its
+// connection go, so that, with one connection, another statement runs
+// while the caller is still stuck; when the caller comes back, Stream
+// returns the time limit's refusal.
+func TestStreamCallerStuck(t *testing.T) {
+	db, _ := openFixture(t, roconn.Limits{Concurrent: 1, Rows: 200, Timeout: 300 * time.Millisecond})
+	many := "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 100) SELECT x FROM r"
+	other := make(chan error, 1)
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first := true
+		_, err = db.Stream(context.Background(), many, func(*roconn.Result, []any) error {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := db.Query(ctx, "SELECT 1") // needs the one connection
+			other <- err
+			return nil
+		})
+	}()
+	if err := <-other; err != nil {
+		t.Errorf("another statement while the caller was stuck: %v", err)
+	}
+	<-done
+	if layerOf(err) != roconn.LayerTimeout {
+		t.Errorf("Stream: %v, want the time limit's refusal", err)
+	}
+}
+
 // BenchmarkStream: what giving rows as they are read costs against
 // keeping them, on one row and on the row cap's 200.
 //
