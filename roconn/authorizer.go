@@ -48,16 +48,9 @@ func functionAllowed(name string) bool {
 // stack).
 func functionNameAllowed(name string) bool {
 	var buf [32]byte
-	if len(name) > len(buf) {
+	b := foldInto(buf[:], name)
+	if b == nil {
 		return functionAllowed(fold(name))
-	}
-	b := buf[:len(name)]
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
 	}
 	return functionAllowed(string(b))
 }

@@ -193,9 +193,20 @@ func lookupOK[V any](m map[string]V, s string) (V, bool) {
 		return zero, false
 	}
 	var buf [64]byte
-	if len(s) > len(buf) {
+	b := foldInto(buf[:], s)
+	if b == nil {
 		v, ok := m[fold(s)]
 		return v, ok
+	}
+	v, ok := m[string(b)]
+	return v, ok
+}
+
+// foldInto writes fold(s) into buf and returns that part of it, or nil
+// when s is longer than buf: a caller folds a short name on its stack.
+func foldInto(buf []byte, s string) []byte {
+	if len(s) > len(buf) {
+		return nil
 	}
 	b := buf[:len(s)]
 	for i := 0; i < len(s); i++ {
@@ -205,6 +216,5 @@ func lookupOK[V any](m map[string]V, s string) (V, bool) {
 		}
 		b[i] = c
 	}
-	v, ok := m[string(b)]
-	return v, ok
+	return b
 }

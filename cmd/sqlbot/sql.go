@@ -51,7 +51,7 @@ func (a *app) sql(ctx context.Context, args []string) error {
 	stmt, err := guard.New(db.Limits().Rows).Check(query)
 	var tab *tableWriter
 	var held *time.Timer
-	res := (*roconn.Result)(nil)
+	var res *roconn.Result
 	if err == nil {
 		res, err = db.Stream(ctx, stmt, func(head *roconn.Result, row []any) error {
 			if tab == nil {
