@@ -186,7 +186,9 @@ func newAccess(sch *schema, exposed []exposure, reads [][]read, hidden map[strin
 		if !hiddenEmpty {
 			cols[""] = true // counting; but not when a hidden column is named ""
 		}
-		if !e.obj.isView && !e.obj.withoutRowid && !hidden[t][fold(e.obj.rowidName())] {
+		// SQLite asks about a column named rowid by that name, as it asks
+		// about the rowid itself: a hidden one keeps "rowid" out.
+		if !e.obj.isView && !e.obj.withoutRowid && !hidden[t][fold(e.obj.rowidName())] && !hidden[t]["rowid"] {
 			cols["rowid"] = true
 		}
 		a.top[t] = cols

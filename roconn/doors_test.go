@@ -385,3 +385,35 @@ func TestUnexposedNameInDroppedColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenColumnNamedRowid: a hidden column named rowid stays hidden
+// from the authorizer alone, which SQLite asks about it by the same name
+// as the rowid itself. (Found by a red team: with the program check off,
+// the column's values came out.)
+func TestHiddenColumnNamedRowid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.db")
+	execScript(t, path, `CREATE TABLE vault (id INTEGER PRIMARY KEY, rowid TEXT, note TEXT);
+		INSERT INTO vault VALUES (1, 'SECRET-1', 'n1'), (2, 'SECRET-2', 'n2');`)
+	p, err := roconn.ParsePolicy([]byte("expose:\n  vault: {hide: [rowid]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noReadCheck := range []bool{true, false} {
+		db, err := roconn.OpenWithout(context.Background(), path, p, roconn.Limits{}, false, noReadCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"SELECT rowid FROM vault", `SELECT "rowid" FROM vault`, "SELECT vault.rowid FROM vault",
+			"SELECT * FROM vault", "SELECT id FROM vault WHERE rowid LIKE 'SECRET%'"} {
+			res, err := db.Query(context.Background(), q)
+			noLeak(t, q, describe(res, err), []string{"SECRET"})
+			if q == "SELECT id FROM vault WHERE rowid LIKE 'SECRET%'" && err == nil {
+				t.Errorf("%s ran (program check off: %v)", q, noReadCheck)
+			}
+		}
+		if res, err := db.Query(context.Background(), "SELECT id, note FROM vault ORDER BY id"); err != nil || len(res.Rows) != 2 {
+			t.Errorf("the visible columns: %v, %v", describe(res, nil), err)
+		}
+		db.Close()
+	}
+}
